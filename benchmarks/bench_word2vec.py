@@ -8,7 +8,13 @@ training call (vocabulary building excluded for both). Both vector sets are scor
 3CosAdd analogy evaluation restricted to the 30,000 most frequent words (gensim's own
 ``evaluate_word_analogies`` score is printed as a cross-check).
 
+With ``--architectures`` it instead trains all four of skip-gram / CBOW x negative sampling /
+hierarchical softmax with both tools (same settings otherwise) and prints one row per
+architecture: how the architectures rank against each other with each tool, beside Mikolov
+2013a Table 3 and 2013b Table 1.
+
     nice -n 10 python benchmarks/bench_word2vec.py [--json] [--chars N] [--epochs E] [--workers W]
+    nice -n 10 python benchmarks/bench_word2vec.py --architectures --epochs 1 [--json]
 """
 
 from __future__ import annotations
@@ -22,50 +28,49 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "data" / "enwiki_30k_articles.txt.gz"
 sys.path.insert(0, str(ROOT))
 
+ARCHITECTURES = (("skipgram", "neg"), ("cbow", "neg"), ("skipgram", "hs"), ("cbow", "hs"))
 
-def run_gensim(sentences: list[list[str]], epochs: int, workers: int, seed: int) -> tuple[object, float]:
+
+def run_gensim(
+    sentences: list[list[str]], model: str, loss: str, epochs: int, workers: int, seed: int
+) -> tuple[object, float]:
+    """gensim's Word2Vec with the benchmark settings; returns the model and its training seconds.
+
+    The initial learning rate is the word2vec tool's (and jaxscale's): 0.025 for skip-gram, 0.05
+    for CBOW (gensim's own default is 0.025 for both, which leaves its CBOW far behind).
+    """
     from gensim.models import Word2Vec
 
-    model = Word2Vec(
-        vector_size=100, window=5, min_count=5, sample=1e-4, sg=1, hs=0, negative=5,
+    w2v = Word2Vec(
+        vector_size=100, window=5, min_count=5, sample=1e-4, sg=int(model == "skipgram"),
+        hs=int(loss == "hs"), negative=5 if loss == "neg" else 0, alpha=0.025 if model == "skipgram" else 0.05,
         workers=workers, epochs=epochs, seed=seed,
     )
-    model.build_vocab(sentences)
+    w2v.build_vocab(sentences)
     start = time.perf_counter()
-    model.train(sentences, total_examples=len(sentences), epochs=epochs)
-    return model, time.perf_counter() - start
+    w2v.train(sentences, total_examples=len(sentences), epochs=epochs)
+    return w2v, time.perf_counter() - start
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chars", type=int, default=100_000_000)
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--workers", type=int, default=2, help="gensim worker threads")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
-    if not CORPUS.is_file():
-        print(f"skipped: shared corpus not found at {CORPUS}", file=sys.stderr)
-        return 0
-
-    from jaxscale.cli._output import print_json
-    from jaxscale.eval.analogy import evaluate_analogies, default_analogy_path
+def compare(words: list[str], model: str, loss: str, args, progress: bool) -> dict:
+    """Train one architecture with gensim and with jaxscale; words/s and analogy scores of both."""
+    from jaxscale.eval.analogy import default_analogy_path, evaluate_analogies
     from jaxscale.models.word2vec import Word2VecConfig
-    from jaxscale.text.normalize import read_text8_words
     from jaxscale.train.word2vec import prepare_corpus, train_word2vec
 
-    words = read_text8_words(CORPUS, args.chars)
     sentences = [words[i : i + 10_000] for i in range(0, len(words), 10_000)]
-    gensim_model, gensim_seconds = run_gensim(sentences, args.epochs, args.workers, args.seed)
+    gensim_model, gensim_seconds = run_gensim(sentences, model, loss, args.epochs, args.workers, args.seed)
     gensim_wps = len(words) * args.epochs / gensim_seconds
     gensim_eval = evaluate_analogies(gensim_model.wv.vectors, gensim_model.wv.index_to_key)
     gensim_own, _ = gensim_model.wv.evaluate_word_analogies(str(default_analogy_path()), restrict_vocab=30_000)
 
     vocab, ids = prepare_corpus(words, min_count=5)
-    config = Word2VecConfig(epochs=args.epochs, seed=args.seed)
-    result = train_word2vec(ids, vocab, config, progress=not args.json)
+    config = Word2VecConfig(model=model, loss=loss, epochs=args.epochs, seed=args.seed)
+    result = train_word2vec(ids, vocab, config, progress=progress)
     ours_eval = evaluate_analogies(result.vectors, vocab.words)
-    report = {
+    return {
+        "model": model,
+        "loss": loss,
         "corpus_words": len(words),
         "vocab_size": len(vocab),
         "epochs": args.epochs,
@@ -85,6 +90,44 @@ def main(argv: list[str] | None = None) -> int:
         "jaxscale_seconds": result.seconds,
         "gensim_workers": args.workers,
     }
+
+
+def print_architectures(rows: list[dict]) -> None:
+    print(f"{'architecture':14s} {'gensim total (sem/syn)':>24s} {'jaxscale total (sem/syn)':>26s} "
+          f"{'gensim w/s':>11s} {'jaxscale w/s':>13s} {'ratio':>6s}")
+    for r in rows:
+        print(f"{r['model'] + '/' + r['loss']:14s} "
+              f"{r['gensim_accuracy']:6.2f} ({r['gensim_semantic']:5.2f}/{r['gensim_syntactic']:5.2f})      "
+              f"{r['jaxscale_accuracy']:6.2f} ({r['jaxscale_semantic']:5.2f}/{r['jaxscale_syntactic']:5.2f})        "
+              f"{r['gensim_words_per_second']:11,.0f} {r['jaxscale_words_per_second']:13,.0f} {r['ratio']:6.2f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chars", type=int, default=100_000_000)
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2, help="gensim worker threads")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--architectures", action="store_true",
+                        help="compare all four skip-gram/CBOW x NEG/HS architectures instead")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    if not CORPUS.is_file():
+        print(f"skipped: shared corpus not found at {CORPUS}", file=sys.stderr)
+        return 0
+
+    from jaxscale.cli._output import print_json
+    from jaxscale.text.normalize import read_text8_words
+
+    words = read_text8_words(CORPUS, args.chars)
+    if args.architectures:
+        rows = [compare(words, model, loss, args, progress=not args.json) for model, loss in ARCHITECTURES]
+        if args.json:
+            print_json({"rows": rows})
+        else:
+            print_architectures(rows)
+        return 0
+    report = compare(words, "skipgram", "neg", args, progress=not args.json)
     if args.json:
         print_json(report)
     else:
