@@ -3,30 +3,16 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-import numpy as np
-
-
-def _plain(obj: Any) -> Any:
-    """Convert numpy/JAX scalars and arrays to JSON-native values (NaN/inf become null)."""
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if hasattr(obj, "__array__") and not isinstance(obj, (str, bytes)):
-        arr = np.asarray(obj)
-        return _plain(arr.item()) if arr.ndim == 0 else [_plain(v) for v in arr.tolist()]
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
+from jaxscale.io.json_native import json_native
 
 
 def print_json(obj: dict[str, Any]) -> None:
     """Print one JSON object on stdout (the contract of every ``--json`` flag)."""
-    json.dump(_plain(obj), sys.stdout, indent=2)
+    json.dump(json_native(obj), sys.stdout, indent=2)
     sys.stdout.write("\n")
     sys.stdout.flush()
 

@@ -46,8 +46,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     query.set_defaults(run=run_neighbours)
 
     scaling = commands.add_parser("scaling", help="accuracy grid over dimension x training words, law fit")
-    scaling.add_argument("corpus", type=Path)
+    scaling.add_argument("corpus", type=Path, nargs="?", help="text corpus to train the grid on")
+    scaling.add_argument("--published", action="store_true",
+                         help="fit Mikolov 2013a Table 2 instead of training (no corpus needed)")
     scaling.add_argument("--out", type=Path, required=True)
+    scaling.add_argument("--law", choices=("kaplan", "chinchilla"), default="kaplan",
+                         help="law whose fit gives the optimal split and frontier (both are fitted)")
     scaling.add_argument("--dims", type=int, nargs="+", help="default: 25 50 100 200")
     scaling.add_argument("--words", type=float, nargs="+", help="training words per cell (default: 2e6 4e6 8e6 16e6)")
     scaling.add_argument("--model", choices=("skipgram", "cbow"), help="default: cbow")
@@ -134,25 +138,41 @@ def run_neighbours(args: argparse.Namespace) -> int:
 
 def run_scaling(args: argparse.Namespace) -> int:
     from jaxscale.cli._output import print_json
-    from jaxscale.experiments.word2vec_scaling import ScalingGrid, run_scaling_study
+    from jaxscale.experiments.word2vec_scaling import (
+        ScalingGrid,
+        run_published_study,
+        run_scaling_study,
+    )
 
-    given = {
-        "dims": tuple(args.dims) if args.dims else None,
-        "words": tuple(int(w) for w in args.words) if args.words else None,
-        "model": args.model,
-        "loss": args.loss,
-        "epochs": args.epochs,
-    }
-    grid = ScalingGrid(**{k: v for k, v in given.items() if v is not None})
-    report = run_scaling_study(args.corpus, args.out, grid, budget=args.budget, progress=not args.json)
+    if args.published == (args.corpus is not None):
+        raise ValueError("give either a CORPUS to train the grid on or --published (Mikolov 2013a Table 2)")
+    if args.published:
+        report = run_published_study(args.out, law=args.law, budget=args.budget)
+    else:
+        given = {
+            "dims": tuple(args.dims) if args.dims else None,
+            "words": tuple(int(w) for w in args.words) if args.words else None,
+            "model": args.model,
+            "loss": args.loss,
+            "epochs": args.epochs,
+        }
+        grid = ScalingGrid(**{k: v for k, v in given.items() if v is not None})
+        report = run_scaling_study(args.corpus, args.out, grid, law=args.law, budget=args.budget,
+                                   progress=not args.json)
     if args.json:
         print_json(report)
+        return 0
+    for name, fit in report["fits"].items():
+        params = ", ".join(f"{k} = {v:.4g}" for k, v in fit["params"].items())
+        print(f"{name:10s} {fit['formula']}\n{'':10s} {params}   (RMS {fit['rms_points']:.2f} accuracy points)")
+    optimal = report["optimal"]
+    if optimal is None:
+        print(f"no compute-optimal split: a fitted {report['law']} exponent is <= 0 (error did not fall along d or T)")
     else:
-        print(f"law: {report['law']}")
-        print(f"fitted: {report['params']}")
-        if report["optimal"] is None:
-            print("no compute-optimal split: a fitted exponent is <= 0 (error did not fall along d or T)")
-        else:
-            print(f"compute-optimal split for budget {report['optimal']['budget']:.3g}: {report['optimal']}")
-        print(f"results: {args.out}")
+        print(
+            f"compute-optimal split of budget {optimal['budget']:.3g} ({report['law']} law): d* = {optimal['dim']:.0f}, "
+            f"T* = {optimal['words']:.3g} words, predicted accuracy {optimal['predicted_accuracy']:.1f}%; "
+            f"d* ~ budget^{optimal['exponent_dim']:.3f}, T* ~ budget^{optimal['exponent_words']:.3f}"
+        )
+    print(f"results: {args.out}")
     return 0

@@ -3,19 +3,28 @@
 The study trains a grid of models over vector dimension d and training words T (prefixes of
 one normalised corpus), scores each on the analogy test restricted to the 30k most frequent
 words (every cell answers the same questions: those inside the top-30k vocabulary of every
-corpus size, as Table 2 fixes its question subset), and fits the analogy error with the Chinchilla-form law
+corpus size, as Table 2 fixes its question subset), and fits the analogy error with two laws,
+using the project's Approach-3 engine (:func:`jaxscale.fit.approach3.fit_approach3`):
 
-    err(d, T) = E + A d^-alpha + B T^-beta
+- ``kaplan`` (default): Kaplan et al. (2020) Eq. 1.5 with (N, D) -> (d, T),
+  err(d, T) = [(d_c / d)^(alpha_d / alpha_T) + T_c / T]^alpha_T. Its two terms share one
+  power, so the gain from more dimensions fades unless the data grows too: exactly the
+  observation of Mikolov 2013a §4.2 ("we have to increase both vector dimensionality and the
+  amount of the training data together"). On the published Table 2 it leaves 1.1 accuracy
+  points RMS;
+- ``chinchilla``: Hoffmann et al. (2022) Eq. 2, err(d, T) = E + A d^-alpha + B T^-beta, whose
+  additive terms cannot express that interaction: 3.1 points RMS on Table 2.
 
-using the project's Approach-3 engine (:func:`jaxscale.fit.approach3.fit_approach3`).
 Training cost follows Mikolov 2013a Eq. (1): O = E x T x Q, with Q per training word from
 Eq. (4) for CBOW, Q = N x D + D x log2(V) (N = 2C context words), and Eq. (5) for skip-gram,
 Q = C x (D + D x log2(V)); with negative sampling the log2(V) output evaluations become k + 1.
 Q is linear in D, so cost = kappa x d x T, and the compute-optimal split of a budget is the
-minimiser of the fitted law on d x T = budget / kappa, solved by :func:`jaxscale.optimal.optimal_n`.
+minimiser of the fitted law on d x T = budget / kappa, solved by the generic differentiable
+solver :func:`jaxscale.optimal.optimal_n`; the local exponent d log d* / d log budget comes from
+``jax.grad`` through that solve (:func:`jaxscale.optimal.local_exponent`).
 
 Each finished cell is saved under ``out/cells/`` at once, so a killed study resumes without
-losing finished work.
+losing finished work. ``published_rows`` gives Table 2 itself, to fit without training.
 """
 
 from __future__ import annotations
@@ -23,23 +32,94 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from jaxscale.fit.forms import CHINCHILLA, LogLaw, grid
+from jaxscale.fit.forms import CHINCHILLA, KAPLAN_ND, LogLaw, exp_first_two, grid
+from jaxscale.io.json_native import json_native, write_json
 
-#: err = E + A d^-alpha + B T^-beta, fitted in log space like Chinchilla's law; starts suited
-#: to an error in (0, 1], d ~ 10-1000 and T ~ 1e5-1e9.
-WORD2VEC_ERROR = dataclasses.replace(
-    CHINCHILLA,
-    name="word2vec-analogy-error",
-    inputs=("dim", "words"),
-    init_grid=grid(
-        a=(-2.0, 0.0, 2.0), b=(0.0, 4.0, 8.0), e=(-2.0, -0.7, -0.2, -0.05), alpha=(0.2, 0.5, 1.0), beta=(0.1, 0.3, 0.6)
-    ),
+#: Mikolov et al. 2013a, Table 2: CBOW accuracy [%] on the top-30k subset of the analogy test,
+#: rows = dimensionality, columns = training words (3 epochs, Google News subsets).
+TABLE2_DIMS = (50, 100, 300, 600)
+TABLE2_WORDS = (24_000_000, 49_000_000, 98_000_000, 196_000_000, 391_000_000, 783_000_000)
+TABLE2_ACCURACY = (
+    (13.4, 15.7, 18.6, 19.1, 22.5, 23.2),
+    (19.4, 23.1, 27.8, 28.7, 33.4, 32.2),
+    (23.2, 29.2, 35.3, 38.6, 43.7, 45.9),
+    (24.0, 30.1, 36.5, 40.8, 46.6, 50.4),
 )
+#: Table 2's setting (2013a §3.1, §4.2): CBOW with four history and four future words (N = 8),
+#: hierarchical softmax over the 30k-word vocabulary, 3 epochs.
+TABLE2_SETTING = {"model": "cbow", "loss": "hs", "window": 4, "vocab_size": 30_000, "epochs": 3}
+
+
+@dataclass(frozen=True)
+class ErrorLaw:
+    """A law of analogy error in (d, T): the log-space form the fitting engine fits, and the
+    same law as a JAX function ``law(d, T, params)`` for the optimum solver and the figures."""
+
+    name: str
+    formula: str
+    form: LogLaw
+    law: Callable[[Any, Any, Any], Any]
+    to_params: Callable[[dict[str, float]], Any]  # fitted natural parameters -> ``law``'s params
+    exponents: tuple[str, str]  # the fitted exponents, which must be > 0 for an optimum to exist
+
+
+def _kaplan_error_law() -> ErrorLaw:
+    from jaxscale.laws.kaplan import KaplanNDParams, loss_nd
+
+    form = dataclasses.replace(
+        KAPLAN_ND,
+        name="word2vec-error-kaplan",
+        natural=exp_first_two(("d_c", "T_c", "alpha_d", "alpha_T")),
+        inputs=("dim", "words"),
+        init_grid=grid(log_dc=(-4.0, -1.0, 2.0, 5.0, 8.0), log_tc=(8.0, 12.0, 16.0, 20.0, 24.0),
+                       alpha_d=(0.05, 0.15, 0.4, 1.0), alpha_t=(0.05, 0.15, 0.4, 1.0)),
+    )
+    return ErrorLaw(
+        name="kaplan",
+        formula="err(d, T) = [(d_c/d)^(alpha_d/alpha_T) + T_c/T]^alpha_T",
+        form=form,
+        law=loss_nd,
+        to_params=lambda p: KaplanNDParams(p["d_c"], p["T_c"], p["alpha_d"], p["alpha_T"]),
+        exponents=("alpha_d", "alpha_T"),
+    )
+
+
+def _chinchilla_error_law() -> ErrorLaw:
+    from jaxscale.laws.chinchilla import ChinchillaParams, loss
+
+    form = dataclasses.replace(
+        CHINCHILLA,
+        name="word2vec-error-chinchilla",
+        inputs=("dim", "words"),
+        init_grid=grid(a=(-2.0, 0.0, 2.0), b=(0.0, 4.0, 8.0), e=(-2.0, -0.7, -0.2, -0.05),
+                       alpha=(0.2, 0.5, 1.0), beta=(0.1, 0.3, 0.6)),
+    )
+    return ErrorLaw(
+        name="chinchilla",
+        formula="err(d, T) = E + A d^-alpha + B T^-beta",
+        form=form,
+        law=loss,
+        to_params=lambda p: ChinchillaParams(**{k: p[k] for k in ("A", "B", "E", "alpha", "beta")}),
+        exponents=("alpha", "beta"),
+    )
+
+
+ERROR_LAWS: dict[str, ErrorLaw] = {law.name: law for law in (_kaplan_error_law(), _chinchilla_error_law())}
+
+
+def error_law_by_name(name: str) -> ErrorLaw:
+    """``kaplan`` or ``chinchilla``."""
+    try:
+        return ERROR_LAWS[name]
+    except KeyError:
+        raise ValueError(f"unknown error law {name!r}; choose one of {sorted(ERROR_LAWS)}") from None
 
 
 @dataclass(frozen=True)
@@ -59,9 +139,10 @@ class ScalingGrid:
     def __post_init__(self) -> None:
         if not self.dims or not self.words:
             raise ValueError("the grid needs at least one dimension and one corpus size")
-        if len(self.dims) * len(self.words) <= WORD2VEC_ERROR.n_params:
+        need = max(law.form.n_params for law in ERROR_LAWS.values()) + 1
+        if len(self.dims) * len(self.words) < need:
             raise ValueError(
-                f"the grid has {len(self.dims) * len(self.words)} cells; fitting the 5-parameter law needs at least 6"
+                f"the grid has {len(self.dims) * len(self.words)} cells; fitting the 5-parameter law needs at least {need}"
             )
         if min(self.dims) < 1 or min(self.words) < 1000:
             raise ValueError(f"dims must be >= 1 and words >= 1000; got {self.dims}, {self.words}")
@@ -73,6 +154,18 @@ def cost_per_word(model: str, loss: str, dim: int, window: int, negative: int, v
     if model == "cbow":
         return 2 * window * dim + dim * outputs
     return window * (dim + dim * outputs)
+
+
+def published_rows() -> list[dict]:
+    """Mikolov 2013a Table 2 as study rows (accuracy, error, Eq. 1 compute in Table 2's setting)."""
+    s = TABLE2_SETTING
+    rows = []
+    for dim, accuracies in zip(TABLE2_DIMS, TABLE2_ACCURACY):
+        q = cost_per_word(s["model"], s["loss"], dim, s["window"], 0, s["vocab_size"])
+        for words, accuracy in zip(TABLE2_WORDS, accuracies):
+            rows.append({"dim": dim, "words": words, "accuracy": accuracy, "error": 1.0 - accuracy / 100.0,
+                         "q_per_word": q, "compute": s["epochs"] * words * q})
+    return rows
 
 
 def _cell_path(out: Path, dim: int, words: int) -> Path:
@@ -143,79 +236,119 @@ def run_grid(corpus: str | Path, out: str | Path, grid_: ScalingGrid, progress: 
         if path.is_file():
             rows.append(json.loads(path.read_text()))
             continue
-        row = run_cell(all_words, dim, words, grid_, questions_vocab)
-        path.write_text(json.dumps(row, indent=1))
+        row = json_native(run_cell(all_words, dim, words, grid_, questions_vocab))  # as a resumed run reads it
+        write_json(path, row)
         rows.append(row)
     return rows
 
 
-def fit_error_law(rows: list[dict], law: LogLaw = WORD2VEC_ERROR):
+def fit_error_law(rows: list[dict], law: ErrorLaw | str = "kaplan"):
     """Approach-3 fit of err(d, T) to the grid rows (error clipped away from 0)."""
     from jaxscale.fit.approach3 import fit_approach3
 
+    law = error_law_by_name(law) if isinstance(law, str) else law
     dims = np.array([r["dim"] for r in rows], dtype=np.float64)
     words = np.array([r["words"] for r in rows], dtype=np.float64)
     error = np.clip(np.array([r["error"] for r in rows], dtype=np.float64), 1e-6, None)
-    return fit_approach3(dims, words, error, law=law)
+    return fit_approach3(dims, words, error, law=law.form)
 
 
-def error_law(dim, words, params):
-    """err(d, T) = E + A d^-alpha + B T^-beta with ``params`` a ChinchillaParams."""
-    from jaxscale.laws.chinchilla import loss
+def predicted_error(law: ErrorLaw, params: dict[str, float], dims: Any, words: Any) -> np.ndarray:
+    """The fitted law's error at (d, T) (float64, broadcast)."""
+    import jax
 
-    return loss(dim, words, params)
+    with jax.enable_x64(True):
+        return np.asarray(law.law(np.asarray(dims, np.float64), np.asarray(words, np.float64), law.to_params(params)))
 
 
-def compute_optimal_split(params: dict[str, float], budget: float, kappa: float) -> dict[str, float]:
-    """The (d, T) minimising the fitted error on the budget kappa x d x T = ``budget``.
+def rms_points(law: ErrorLaw, params: dict[str, float], rows: list[dict]) -> float:
+    """Root-mean-square residual of the fitted law, in accuracy points."""
+    fitted = predicted_error(law, params, [r["dim"] for r in rows], [r["words"] for r in rows])
+    observed = np.array([r["error"] for r in rows])
+    return float(100.0 * np.sqrt(np.mean((fitted - observed) ** 2)))
+
+
+def compute_optimal_split(law: ErrorLaw, params: dict[str, float], budget: float, kappa: float) -> dict[str, float]:
+    """The (d, T) minimising the fitted error on the budget kappa x d x T = ``budget``, and
+    a = d log d* / d log budget (autodiff through the solve; T* grows as budget^(1 - a)).
 
     :func:`jaxscale.optimal.optimal_n` solves the C = 6 N D problem; here C = 6 budget / kappa.
     """
     import jax
 
-    from jaxscale.laws.chinchilla import ChinchillaParams
-    from jaxscale.optimal import optimal_n
+    from jaxscale.optimal import local_exponent, optimal_n
 
     with jax.enable_x64(True):
-        p = ChinchillaParams(**{k: float(params[k]) for k in ("A", "B", "E", "alpha", "beta")})
-        dim = float(optimal_n(error_law, p, 6.0 * budget / kappa))
+        p = law.to_params({k: float(v) for k, v in params.items()})
+        c = 6.0 * budget / kappa
+        dim = float(optimal_n(law.law, p, c))
+        exponent = float(local_exponent(law.law, p, c))
         words = budget / (kappa * dim)
-        err = float(error_law(dim, words, p))
+        err = float(law.law(dim, words, p))
     return {"budget": budget, "dim": dim, "words": words, "predicted_error": err,
-            "predicted_accuracy": 100.0 * (1.0 - err)}
+            "predicted_accuracy": 100.0 * (1.0 - err), "exponent_dim": exponent, "exponent_words": 1.0 - exponent}
+
+
+def fit_report(rows: list[dict], kappa: float, budget: float, law: str = "kaplan") -> dict:
+    """Fit every error law to ``rows``; the split of ``budget`` under ``law`` (None when a fitted
+    exponent is <= 0: no trade-off to optimise)."""
+    fits = {}
+    for name, candidate in ERROR_LAWS.items():
+        fit = fit_error_law(rows, candidate)
+        fits[name] = {"formula": candidate.formula, "params": fit.params, "objective": fit.objective,
+                      "rms_points": rms_points(candidate, fit.params, rows)}
+    chosen = error_law_by_name(law)
+    params = fits[law]["params"]
+    usable = min(params[name] for name in chosen.exponents) > 0
+    return {
+        "law": law,
+        "formula": chosen.formula,
+        "params": params,
+        "rms_points": fits[law]["rms_points"],
+        "fits": fits,
+        "kappa": kappa,
+        "optimal": compute_optimal_split(chosen, params, budget, kappa) if usable else None,
+    }
+
+
+def write_report(report: dict, out: str | Path) -> dict:
+    """Save ``report.json``, the accuracy grid and the frontier figure under ``out``."""
+    from jaxscale.plots.word2vec import accuracy_grid_figure, frontier_figure
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "report.json", report)
+    law = error_law_by_name(report["law"])
+    accuracy_grid_figure(report["rows"]).savefig(out / "accuracy_grid.png", dpi=120)
+    frontier = frontier_figure(
+        report["rows"], lambda d, t: predicted_error(law, report["params"], d, t), report["kappa"],
+        report["optimal"], f"fitted {law.formula}",
+    )
+    frontier.savefig(out / "frontier.png", dpi=120)
+    return report
 
 
 def run_scaling_study(
     corpus: str | Path, out: str | Path, grid_: ScalingGrid = ScalingGrid(), *,
-    budget: float | None = None, progress: bool = True,
+    law: str = "kaplan", budget: float | None = None, progress: bool = True,
 ) -> dict:
-    """Grid, fit, compute-optimal split and figures; writes ``out/report.json`` and PNGs.
+    """Grid, fits, compute-optimal split and figures; writes ``out/report.json`` and PNGs.
 
     ``budget`` defaults to the compute of the largest grid cell.
     """
-    from jaxscale.plots.word2vec import accuracy_grid_figure, frontier_figure
-
-    out = Path(out)
+    error_law_by_name(law)
     rows = run_grid(corpus, out, grid_, progress)
-    fit = fit_error_law(rows)
     # kappa = Q / d: Q is linear in d for a fixed vocabulary (use the largest cell's vocabulary)
     largest = max(rows, key=lambda r: (r["words"], r["dim"]))
     kappa = largest["q_per_word"] / largest["dim"] * grid_.epochs
-    budget = largest["compute"] if budget is None else budget
-    if min(fit.params["alpha"], fit.params["beta"]) > 0:
-        optimal = compute_optimal_split(fit.params, budget, kappa)
-    else:  # no trade-off to optimise: the error did not fall with d or with T on this grid
-        optimal = None
-    report = {
-        "law": "err(d, T) = E + A d^-alpha + B T^-beta",
-        "params": fit.params,
-        "fit_objective": fit.objective,
-        "kappa": kappa,
-        "optimal": optimal,
-        "grid": dataclasses.asdict(grid_),
-        "rows": rows,
-    }
-    (out / "report.json").write_text(json.dumps(report, indent=1))
-    accuracy_grid_figure(rows).savefig(out / "accuracy_grid.png", dpi=120)
-    frontier_figure(rows, fit.params, kappa, optimal).savefig(out / "frontier.png", dpi=120)
-    return report
+    report = fit_report(rows, kappa, largest["compute"] if budget is None else budget, law)
+    return write_report({**report, "source": "trained", "grid": dataclasses.asdict(grid_), "rows": rows}, out)
+
+
+def run_published_study(out: str | Path, *, law: str = "kaplan", budget: float | None = None) -> dict:
+    """The same fits, split and figures on Mikolov 2013a Table 2 instead of trained cells."""
+    rows = published_rows()
+    largest = max(rows, key=lambda r: (r["words"], r["dim"]))
+    kappa = largest["q_per_word"] / largest["dim"] * TABLE2_SETTING["epochs"]
+    report = fit_report(rows, kappa, largest["compute"] if budget is None else budget, law)
+    return write_report({**report, "source": "Mikolov et al. 2013a, Table 2", "grid": TABLE2_SETTING, "rows": rows}, out)

@@ -154,7 +154,8 @@ def kaplan_ns_log_loss(theta: jnp.ndarray, log_n: jnp.ndarray, log_s: jnp.ndarra
     return lse(alpha_n * (log_nc - log_n), alpha_s * (log_sc - log_s))
 
 
-def _exp_first_two(names: tuple[str, str, str, str]) -> NaturalFn:
+def exp_first_two(names: tuple[str, str, str, str]) -> NaturalFn:
+    """Natural parameters of a Kaplan-form theta (log c1, log c2, exponent 1, exponent 2) under ``names``."""
     def natural(theta: np.ndarray) -> dict[str, np.ndarray]:
         theta = np.asarray(theta)
         return {names[0]: np.exp(theta[..., 0]), names[1]: np.exp(theta[..., 1]),
@@ -170,7 +171,7 @@ KAPLAN_ND = LogLaw(
     name="kaplan",
     param_names=("log_N_c", "log_D_c", "alpha_N", "alpha_D"),
     log_loss=kaplan_nd_log_loss,
-    natural=_exp_first_two(("N_c", "D_c", "alpha_N", "alpha_D")),
+    natural=exp_first_two(("N_c", "D_c", "alpha_N", "alpha_D")),
     init_grid=grid(log_nc=_steps(20, 40, 5), log_dc=_steps(20, 40, 5),
                    alpha_n=_KAPLAN_EXPONENTS, alpha_d=_KAPLAN_EXPONENTS),
 )
@@ -178,7 +179,7 @@ KAPLAN_NS = LogLaw(
     name="kaplan-steps",
     param_names=("log_N_c", "log_S_c", "alpha_N", "alpha_S"),
     log_loss=kaplan_ns_log_loss,
-    natural=_exp_first_two(("N_c", "S_c", "alpha_N", "alpha_S")),
+    natural=exp_first_two(("N_c", "S_c", "alpha_N", "alpha_S")),
     init_grid=grid(log_nc=_steps(20, 40, 5), log_sc=_steps(0, 20, 5),
                    alpha_n=_KAPLAN_EXPONENTS, alpha_s=_KAPLAN_EXPONENTS),
     inputs=("N", "S_min"),

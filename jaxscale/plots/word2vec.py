@@ -3,6 +3,8 @@ error-versus-compute frontier with the fitted law."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from matplotlib.figure import Figure
 
@@ -30,26 +32,23 @@ def accuracy_grid_figure(rows: list[dict]) -> Figure:
     return fig
 
 
-def frontier_figure(rows: list[dict], params: dict[str, float], kappa: float, optimal: dict | None = None) -> Figure:
+def frontier_figure(
+    rows: list[dict], law: Callable[[np.ndarray, np.ndarray], np.ndarray], kappa: float,
+    optimal: dict | None = None, title: str = "fitted law",
+) -> Figure:
     """Analogy error against training compute (Eq. 1 units), one line per dimension, with the
-    fitted law's curves and its compute-optimal frontier min_d err(d, C / (kappa d))."""
-    p = {k: float(params[k]) for k in ("A", "B", "E", "alpha", "beta")}
-
-    def law(d, t):
-        return p["E"] + p["A"] * d ** -p["alpha"] + p["B"] * t ** -p["beta"]
-
+    fitted ``law(d, T)``'s curves and its compute-optimal frontier min_d err(d, C / (kappa d))."""
     fig = Figure(figsize=(7, 5), layout="constrained")
     ax = fig.add_subplot()
     dims = sorted({r["dim"] for r in rows})
-    colours = [f"C{i}" for i in range(len(dims))]
     compute = np.array([r["compute"] for r in rows])
     span = np.logspace(np.log10(compute.min() / 2), np.log10(compute.max() * 4), 200)
-    for dim, colour in zip(dims, colours):
+    for i, dim in enumerate(dims):
         cells = sorted((r for r in rows if r["dim"] == dim), key=lambda r: r["compute"])
-        ax.plot([r["compute"] for r in cells], [r["error"] for r in cells], "o", color=colour, label=f"d = {dim}")
-        ax.plot(span, law(dim, span / (kappa * dim)), "-", color=colour, alpha=0.5)
+        ax.plot([r["compute"] for r in cells], [r["error"] for r in cells], "o", color=f"C{i}", label=f"d = {dim}")
+        ax.plot(span, law(dim, span / (kappa * dim)), "-", color=f"C{i}", alpha=0.5)
     d_grid = np.logspace(0, 4, 400)
-    frontier = [law(d_grid, c / (kappa * d_grid)).min() for c in span]
+    frontier = law(d_grid[None, :], span[:, None] / (kappa * d_grid[None, :])).min(axis=1)
     ax.plot(span, frontier, "k--", label="fitted compute-optimal frontier")
     if optimal:
         ax.plot([optimal["budget"]], [optimal["predicted_error"]], "k*", markersize=12,
@@ -57,7 +56,8 @@ def frontier_figure(rows: list[dict], params: dict[str, float], kappa: float, op
     ax.set_xscale("log")
     ax.set_xlabel("training compute E x T x Q (Mikolov 2013a Eq. 1)")
     ax.set_ylabel("analogy error (1 - accuracy)")
-    ax.set_title("word2vec: error vs compute, fitted err = E + A d^-alpha + B T^-beta")
+    ax.set_ylim(top=1.0)  # the law's curves extrapolate above error 1 at small compute
+    ax.set_title(f"word2vec: error vs compute, {title}", fontsize=9)
     ax.grid(alpha=0.4)
     ax.legend(fontsize=8)
     return fig

@@ -36,7 +36,6 @@ from tqdm.auto import tqdm
 
 from jaxscale.models.word2vec import (
     Batch,
-    HuffmanPaths,
     Word2VecConfig,
     Word2VecParams,
     huffman_paths,
@@ -44,7 +43,14 @@ from jaxscale.models.word2vec import (
     make_train_chunk,
 )
 from jaxscale.text.huffman import build_huffman
-from jaxscale.text.vocab import Vocab, build_vocab, encode, keep_probability, noise_distribution, sample_noise
+from jaxscale.text.vocab import (
+    Vocab,
+    build_vocab,
+    encode,
+    keep_probability,
+    noise_distribution,
+    sample_noise,
+)
 
 SEGMENT = 1 << 16  # kept centre words turned into examples at a time
 
