@@ -49,14 +49,21 @@ def test_chinchilla_split_matches_closed_form():
     assert out["exponent_dim"] == pytest.approx(b / (a + b), rel=1e-8)
 
 
-def test_kaplan_split_matches_closed_form():
+# the second set is a real fit to a 1-epoch 2-16M-word grid: r = alpha_d / alpha_T = 82, whose
+# (d_c/d)^r overflows float64 at the solver's bracket unless the law is evaluated in log space
+STEEP = {"d_c": 24.37, "T_c": 1.906e6, "alpha_d": 5.115, "alpha_T": 0.06243}
+
+
+@pytest.mark.parametrize("params", [KAPLAN_TRUE, STEEP])
+def test_kaplan_split_matches_closed_form(params):
     """On d T = K, (d_c/d)^r + T_c d / K (r = alpha_d/alpha_T) is least at d* = (r d_c^r K / T_c)^(1/(r+1))."""
     kappa, budget = 70.0, 3e13
-    out = compute_optimal_split(error_law_by_name("kaplan"), KAPLAN_TRUE, budget, kappa)
-    r = KAPLAN_TRUE["alpha_d"] / KAPLAN_TRUE["alpha_T"]
+    out = compute_optimal_split(error_law_by_name("kaplan"), params, budget, kappa)
+    r = params["alpha_d"] / params["alpha_T"]
     k = budget / kappa
-    assert out["dim"] == pytest.approx((r * KAPLAN_TRUE["d_c"] ** r * k / KAPLAN_TRUE["T_c"]) ** (1 / (r + 1)), rel=1e-8)
+    assert out["dim"] == pytest.approx((r * params["d_c"] ** r * k / params["T_c"]) ** (1 / (r + 1)), rel=1e-8)
     assert out["exponent_dim"] == pytest.approx(1 / (r + 1), rel=1e-8)
+    assert 0 < out["predicted_error"] < 1
 
 
 @pytest.mark.parametrize(("law", "true"), [("chinchilla", CHINCHILLA_TRUE), ("kaplan", KAPLAN_TRUE)])

@@ -59,59 +59,65 @@ TABLE2_SETTING = {"model": "cbow", "loss": "hs", "window": 4, "vocab_size": 30_0
 
 @dataclass(frozen=True)
 class ErrorLaw:
-    """A law of analogy error in (d, T): the log-space form the fitting engine fits, and the
-    same law as a JAX function ``law(d, T, params)`` for the optimum solver and the figures."""
+    """A law of analogy error in (d, T): the log-space form the fitting engine fits, and
+    ``log_error(theta, log d, log T)``, the same law computed elementwise (``logaddexp``, no
+    shared shift, so no overflow even for steep fits) for the optimum solver and the figures."""
 
     name: str
     formula: str
     form: LogLaw
-    law: Callable[[Any, Any, Any], Any]
-    to_params: Callable[[dict[str, float]], Any]  # fitted natural parameters -> ``law``'s params
+    log_error: Callable[[Any, Any, Any], Any]
+    to_theta: Callable[[dict[str, float]], np.ndarray]  # fitted natural parameters -> theta
     exponents: tuple[str, str]  # the fitted exponents, which must be > 0 for an optimum to exist
 
 
-def _kaplan_error_law() -> ErrorLaw:
-    from jaxscale.laws.kaplan import KaplanNDParams, loss_nd
+def kaplan_log_error(theta: Any, log_d: Any, log_t: Any) -> Any:
+    """log err = alpha_T log[(d_c/d)^(alpha_d/alpha_T) + T_c/T] (Kaplan Eq. 1.5 with N, D -> d, T);
+    theta = (log d_c, log T_c, alpha_d, alpha_T)."""
+    import jax.numpy as jnp
 
-    form = dataclasses.replace(
+    log_dc, log_tc, alpha_d, alpha_t = theta
+    return alpha_t * jnp.logaddexp((alpha_d / alpha_t) * (log_dc - log_d), log_tc - log_t)
+
+
+def chinchilla_log_error(theta: Any, log_d: Any, log_t: Any) -> Any:
+    """log err = log(E + A d^-alpha + B T^-beta) (Chinchilla Eq. 2); theta = (log A, log B, log E, alpha, beta)."""
+    import jax.numpy as jnp
+
+    a, b, e, alpha, beta = theta
+    return jnp.logaddexp(jnp.logaddexp(a - alpha * log_d, b - beta * log_t), e)
+
+
+KAPLAN_ERROR = ErrorLaw(
+    name="kaplan",
+    formula="err(d, T) = [(d_c/d)^(alpha_d/alpha_T) + T_c/T]^alpha_T",
+    form=dataclasses.replace(
         KAPLAN_ND,
         name="word2vec-error-kaplan",
         natural=exp_first_two(("d_c", "T_c", "alpha_d", "alpha_T")),
         inputs=("dim", "words"),
         init_grid=grid(log_dc=(-4.0, -1.0, 2.0, 5.0, 8.0), log_tc=(8.0, 12.0, 16.0, 20.0, 24.0),
                        alpha_d=(0.05, 0.15, 0.4, 1.0), alpha_t=(0.05, 0.15, 0.4, 1.0)),
-    )
-    return ErrorLaw(
-        name="kaplan",
-        formula="err(d, T) = [(d_c/d)^(alpha_d/alpha_T) + T_c/T]^alpha_T",
-        form=form,
-        law=loss_nd,
-        to_params=lambda p: KaplanNDParams(p["d_c"], p["T_c"], p["alpha_d"], p["alpha_T"]),
-        exponents=("alpha_d", "alpha_T"),
-    )
-
-
-def _chinchilla_error_law() -> ErrorLaw:
-    from jaxscale.laws.chinchilla import ChinchillaParams, loss
-
-    form = dataclasses.replace(
+    ),
+    log_error=kaplan_log_error,
+    to_theta=lambda p: np.array([math.log(p["d_c"]), math.log(p["T_c"]), p["alpha_d"], p["alpha_T"]]),
+    exponents=("alpha_d", "alpha_T"),
+)
+CHINCHILLA_ERROR = ErrorLaw(
+    name="chinchilla",
+    formula="err(d, T) = E + A d^-alpha + B T^-beta",
+    form=dataclasses.replace(
         CHINCHILLA,
         name="word2vec-error-chinchilla",
         inputs=("dim", "words"),
         init_grid=grid(a=(-2.0, 0.0, 2.0), b=(0.0, 4.0, 8.0), e=(-2.0, -0.7, -0.2, -0.05),
                        alpha=(0.2, 0.5, 1.0), beta=(0.1, 0.3, 0.6)),
-    )
-    return ErrorLaw(
-        name="chinchilla",
-        formula="err(d, T) = E + A d^-alpha + B T^-beta",
-        form=form,
-        law=loss,
-        to_params=lambda p: ChinchillaParams(**{k: p[k] for k in ("A", "B", "E", "alpha", "beta")}),
-        exponents=("alpha", "beta"),
-    )
-
-
-ERROR_LAWS: dict[str, ErrorLaw] = {law.name: law for law in (_kaplan_error_law(), _chinchilla_error_law())}
+    ),
+    log_error=chinchilla_log_error,
+    to_theta=lambda p: np.array([math.log(p["A"]), math.log(p["B"]), math.log(p["E"]), p["alpha"], p["beta"]]),
+    exponents=("alpha", "beta"),
+)
+ERROR_LAWS: dict[str, ErrorLaw] = {law.name: law for law in (KAPLAN_ERROR, CHINCHILLA_ERROR)}
 
 
 def error_law_by_name(name: str) -> ErrorLaw:
@@ -256,9 +262,11 @@ def fit_error_law(rows: list[dict], law: ErrorLaw | str = "kaplan"):
 def predicted_error(law: ErrorLaw, params: dict[str, float], dims: Any, words: Any) -> np.ndarray:
     """The fitted law's error at (d, T) (float64, broadcast)."""
     import jax
+    import jax.numpy as jnp
 
     with jax.enable_x64(True):
-        return np.asarray(law.law(np.asarray(dims, np.float64), np.asarray(words, np.float64), law.to_params(params)))
+        log_d, log_t = jnp.log(np.asarray(dims, np.float64)), jnp.log(np.asarray(words, np.float64))
+        return np.exp(np.asarray(law.log_error(law.to_theta(params), log_d, log_t)))
 
 
 def rms_points(law: ErrorLaw, params: dict[str, float], rows: list[dict]) -> float:
@@ -272,19 +280,24 @@ def compute_optimal_split(law: ErrorLaw, params: dict[str, float], budget: float
     """The (d, T) minimising the fitted error on the budget kappa x d x T = ``budget``, and
     a = d log d* / d log budget (autodiff through the solve; T* grows as budget^(1 - a)).
 
-    :func:`jaxscale.optimal.optimal_n` solves the C = 6 N D problem; here C = 6 budget / kappa.
+    :func:`jaxscale.optimal.optimal_n` solves the C = 6 N D problem, here with C = 6 budget / kappa
+    and the law's log error (same minimiser, and finite over the solver's whole bracket).
     """
     import jax
+    import jax.numpy as jnp
 
     from jaxscale.optimal import local_exponent, optimal_n
 
+    def log_error(d, t, theta):
+        return law.log_error(theta, jnp.log(d), jnp.log(t))
+
     with jax.enable_x64(True):
-        p = law.to_params({k: float(v) for k, v in params.items()})
+        theta = jnp.asarray(law.to_theta(params))
         c = 6.0 * budget / kappa
-        dim = float(optimal_n(law.law, p, c))
-        exponent = float(local_exponent(law.law, p, c))
-        words = budget / (kappa * dim)
-        err = float(law.law(dim, words, p))
+        dim = float(optimal_n(log_error, theta, c))
+        exponent = float(local_exponent(log_error, theta, c))
+    words = budget / (kappa * dim)
+    err = float(predicted_error(law, params, dim, words))
     return {"budget": budget, "dim": dim, "words": words, "predicted_error": err,
             "predicted_accuracy": 100.0 * (1.0 - err), "exponent_dim": exponent, "exponent_words": 1.0 - exponent}
 
