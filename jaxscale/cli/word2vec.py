@@ -53,10 +53,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     scaling.add_argument("--law", choices=("kaplan", "chinchilla"), default="kaplan",
                          help="law whose fit gives the optimal split and frontier (both are fitted)")
     scaling.add_argument("--dims", type=int, nargs="+", help="default: 25 50 100 200")
-    scaling.add_argument("--words", type=float, nargs="+", help="training words per cell (default: 2e6 4e6 8e6 16e6)")
+    scaling.add_argument("--words", type=float, nargs="+", help="training words per cell (default: 4e6 8e6 16e6 32e6)")
     scaling.add_argument("--model", choices=("skipgram", "cbow"), help="default: cbow")
     scaling.add_argument("--loss", choices=("neg", "hs"), help="default: hs")
-    scaling.add_argument("--epochs", type=int)
+    scaling.add_argument("--epochs", type=int, help="default: 3")
     scaling.add_argument("--budget", type=float, default=None, help="compute budget (Eq. 4/5 units) to split")
     scaling.add_argument("--json", action="store_true")
     scaling.set_defaults(run=run_scaling)
