@@ -1,0 +1,44 @@
+"""The word2vec benchmark and example run end to end on a small slice of the shared corpus and
+keep their JSON contracts (the full-size runs are minutes long; their figures are in the README)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from conftest import shared_data_file
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return shared_data_file("enwiki_30k_articles.txt.gz")
+
+
+def test_benchmark_reports_both_tools(corpus, capsys):
+    bench = load(ROOT / "benchmarks" / "bench_word2vec.py")
+    assert bench.main(["--chars", "600000", "--epochs", "1", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    for key in ("gensim_words_per_second", "jaxscale_words_per_second", "ratio", "gensim_accuracy",
+                "jaxscale_accuracy"):
+        assert report[key] >= 0, key
+    assert report["ratio"] == pytest.approx(report["jaxscale_words_per_second"] / report["gensim_words_per_second"])
+    assert report["corpus_words"] > 90_000 and report["epochs"] == 1
+
+
+def test_architectures_example_runs(corpus, capsys):
+    example = load(ROOT / "examples" / "word2vec_architectures.py")
+    assert example.main(["--chars", "300000", "--only", "cbow/hs", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [(r["model"], r["loss"]) for r in rows] == [("cbow", "hs")]
+    assert 0 <= rows[0]["total"] <= 100 and rows[0]["words_per_second"] > 0
