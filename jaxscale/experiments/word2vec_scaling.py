@@ -346,27 +346,29 @@ def write_report(report: dict, out: str | Path) -> dict:
     return report
 
 
+def study_report(rows: list[dict], epochs: int, out: str | Path, *, law: str = "kaplan",
+                 budget: float | None = None, **about) -> dict:
+    """Fits, split and figures for finished ``rows``; ``budget`` defaults to the largest cell's
+    compute; ``about`` (source, grid) is stored with the report."""
+    # kappa = Q / d: Q is linear in d for a fixed vocabulary (use the largest cell's vocabulary)
+    largest = max(rows, key=lambda r: (r["words"], r["dim"]))
+    kappa = largest["q_per_word"] / largest["dim"] * epochs
+    report = fit_report(rows, kappa, largest["compute"] if budget is None else budget, law)
+    return write_report({**report, **about, "rows": rows}, out)
+
+
 def run_scaling_study(
     corpus: str | Path, out: str | Path, grid_: ScalingGrid = ScalingGrid(), *,
     law: str = "kaplan", budget: float | None = None, progress: bool = True,
 ) -> dict:
-    """Grid, fits, compute-optimal split and figures; writes ``out/report.json`` and PNGs.
-
-    ``budget`` defaults to the compute of the largest grid cell.
-    """
+    """Grid, fits, compute-optimal split and figures; writes ``out/report.json`` and PNGs."""
     error_law_by_name(law)
     rows = run_grid(corpus, out, grid_, progress)
-    # kappa = Q / d: Q is linear in d for a fixed vocabulary (use the largest cell's vocabulary)
-    largest = max(rows, key=lambda r: (r["words"], r["dim"]))
-    kappa = largest["q_per_word"] / largest["dim"] * grid_.epochs
-    report = fit_report(rows, kappa, largest["compute"] if budget is None else budget, law)
-    return write_report({**report, "source": "trained", "grid": dataclasses.asdict(grid_), "rows": rows}, out)
+    return study_report(rows, grid_.epochs, out, law=law, budget=budget, source="trained",
+                        grid=dataclasses.asdict(grid_))
 
 
 def run_published_study(out: str | Path, *, law: str = "kaplan", budget: float | None = None) -> dict:
     """The same fits, split and figures on Mikolov 2013a Table 2 instead of trained cells."""
-    rows = published_rows()
-    largest = max(rows, key=lambda r: (r["words"], r["dim"]))
-    kappa = largest["q_per_word"] / largest["dim"] * TABLE2_SETTING["epochs"]
-    report = fit_report(rows, kappa, largest["compute"] if budget is None else budget, law)
-    return write_report({**report, "source": "Mikolov et al. 2013a, Table 2", "grid": TABLE2_SETTING, "rows": rows}, out)
+    return study_report(published_rows(), TABLE2_SETTING["epochs"], out, law=law, budget=budget,
+                        source="Mikolov et al. 2013a, Table 2", grid=TABLE2_SETTING)
