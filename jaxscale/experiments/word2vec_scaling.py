@@ -132,9 +132,9 @@ def error_law_by_name(name: str) -> ErrorLaw:
 class ScalingGrid:
     """The grid of the study: dimensions x training words, and the shared settings.
 
-    The default (CBOW / HS, 3 epochs, as Table 2) reaches 5-42% accuracy on the shared corpus,
-    the regime of Table 2, and takes about 30 minutes on 2 CPU cores; 1-epoch grids over fewer
-    words stay near 0% and fit no law well.
+    The default (CBOW / HS, 3 epochs, as Table 2) reaches 4-41% accuracy on the shared corpus,
+    the regime of Table 2, and trains for about 20 minutes on 2 CPU cores; 1-epoch grids over
+    fewer words stay near 0% and fit no law well.
     """
 
     dims: tuple[int, ...] = (25, 50, 100, 200)
