@@ -285,22 +285,23 @@ def compute_optimal_split(law: ErrorLaw, params: dict[str, float], budget: float
     """The (d, T) minimising the fitted error on the budget kappa x d x T = ``budget``, and
     a = d log d* / d log budget (autodiff through the solve; T* grows as budget^(1 - a)).
 
-    :func:`jaxscale.optimal.optimal_n` solves the C = 6 N D problem, here with C = 6 budget / kappa
-    and the law's log error (same minimiser, and finite over the solver's whole bracket).
+    :func:`jaxscale.optimal.optimal_log_n` solves the C = 6 N D problem, here with C = 6 budget /
+    kappa and the law's log error (same minimiser, and finite over the solver's whole bracket);
+    one solve gives log d* and, by its implicit derivative, a.
     """
     import jax
     import jax.numpy as jnp
 
-    from jaxscale.optimal import local_exponent, optimal_n
+    from jaxscale.optimal import optimal_log_n
 
     def log_error(d, t, theta):
         return law.log_error(theta, jnp.log(d), jnp.log(t))
 
     with jax.enable_x64(True):
         theta = jnp.asarray(law.to_theta(params))
-        c = 6.0 * budget / kappa
-        dim = float(optimal_n(log_error, theta, c))
-        exponent = float(local_exponent(log_error, theta, c))
+        log_c = jnp.log(6.0 * budget / kappa)
+        log_dim, exponent = jax.value_and_grad(lambda y: optimal_log_n(log_error, theta, y))(log_c)
+        dim, exponent = math.exp(float(log_dim)), float(exponent)
     words = budget / (kappa * dim)
     err = float(predicted_error(law, params, dim, words))
     return {"budget": budget, "dim": dim, "words": words, "predicted_error": err,
