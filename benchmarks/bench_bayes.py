@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import time
+from functools import partial
 from pathlib import Path
 
 import arviz as az
@@ -35,9 +36,9 @@ import numpyro
 import numpyro.distributions as dist
 from numpyro.infer import MCMC, NUTS, init_to_value
 
-from jaxscale.fit.forms import chinchilla_log_loss
 from jaxscale.inference import derived, models, refit
 from jaxscale.inference.sample import NutsConfig, run_nuts
+from jaxscale.laws import chinchilla
 from jaxscale.numerics import float64
 from jaxscale.runs import drop_highest_loss, load_runs
 
@@ -45,7 +46,7 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "chinchi
 NAMES = ("alpha", "beta", "log_A", "log_B", "log_E", "sigma")
 
 
-def textbook_model(n, d, loss=None, priors: models.ChinchillaPriors = models.ChinchillaPriors()) -> None:
+def textbook_model(n, d, loss=None, priors: chinchilla.ChinchillaPriors = chinchilla.ChinchillaPriors()) -> None:
     """The anchor: the same prior and likelihood with log A, log B sampled directly."""
     alpha = numpyro.sample("alpha", dist.TruncatedNormal(*priors.alpha, low=0.0))
     beta = numpyro.sample("beta", dist.TruncatedNormal(*priors.beta, low=0.0))
@@ -53,7 +54,8 @@ def textbook_model(n, d, loss=None, priors: models.ChinchillaPriors = models.Chi
     log_b = numpyro.sample("log_B", dist.Normal(*priors.log_B))
     log_e = numpyro.sample("log_E", dist.Normal(*priors.log_E))
     sigma = numpyro.sample("sigma", dist.HalfNormal(priors.sigma))
-    mu = chinchilla_log_loss(jnp.stack([log_a, log_b, log_e, alpha, beta]), jnp.log(n), jnp.log(d))
+    p = chinchilla.LAW.from_vector(jnp.stack([log_a, log_b, log_e, alpha, beta]))
+    mu = chinchilla.log_loss(p, jnp.log(n), jnp.log(d))
     numpyro.sample("log_loss", dist.StudentT(priors.df, mu, sigma), obs=jnp.log(loss))
 
 
@@ -100,7 +102,7 @@ def run(args: argparse.Namespace) -> dict:
     print(f"jax {jax.__version__}, numpyro {numpyro.__version__}, {os.cpu_count()} CPU cores, "
           f"devices {jax.devices()}; load average {os.getloadavg()[0]:.1f}")
     runs = drop_highest_loss(load_runs(DATA), 5)
-    law = refit.law_by_name("chinchilla")
+    law = chinchilla.LAW
     start, sigma = refit.approach3_start(law, runs)
     print(f"{len(runs)} runs; {args.chains} chains x ({args.warmup} warmup + {args.samples} draws); "
           f"init = Approach-3 optimum {dict(start._asdict())}")
@@ -108,12 +110,13 @@ def run(args: argparse.Namespace) -> dict:
     config = NutsConfig(chains=args.chains, warmup=args.warmup, samples=args.samples, seed=args.seed,
                         progress_bar=False)
     t0, c0 = time.perf_counter(), time.process_time()
-    mcmc = run_nuts(law.model, runs.n, runs.d, runs.loss, init=law.sites(start, runs, sigma), config=config)
+    mcmc = run_nuts(partial(models.law_model, law), runs.n, runs.d, runs.loss,
+                    init=models.sites(law, start, runs.n, runs.d, sigma), config=config)
     jax.block_until_ready(mcmc.get_samples())
     results = {"jaxscale": _report("jaxscale (centred, dense mass, vectorised chains)", mcmc,
                                    time.perf_counter() - t0, time.process_time() - c0)}
 
-    draws = law.params_of({k: np.asarray(v) for k, v in mcmc.get_samples().items()})
+    draws = models.params_of(law, {k: np.asarray(v) for k, v in mcmc.get_samples().items()})
     t0 = time.perf_counter()
     exponents = derived.reconciled_exponents(draws)
     seconds = time.perf_counter() - t0

@@ -33,7 +33,7 @@ from scipy.optimize import minimize
 from jaxscale.fit import lbfgs
 from jaxscale.fit.approach3 import MULTISTART, fit_approach3
 from jaxscale.fit.bootstrap import WARM_START, bootstrap, resample_counts
-from jaxscale.fit.forms import CHINCHILLA
+from jaxscale.laws.chinchilla import LAW as CHINCHILLA
 from jaxscale.runs import drop_highest_loss, load_runs
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "chinchilla_svg_extracted_data.csv"
@@ -87,7 +87,7 @@ def spread(k: int, total: int) -> np.ndarray:
 def bench_multistart(table, n_scipy: int, finite_diff: bool, tight: bool) -> dict:
     tight = MULTISTART if tight else None
     grid = CHINCHILLA.init_grid()
-    jax_seconds, jax_cpu, fit = timed(lambda: fit_approach3(table.n, table.d, table.loss))
+    jax_seconds, jax_cpu, fit = timed(lambda: fit_approach3(table))
 
     args = (np.log(table.n), np.log(table.d), np.log(table.loss), np.ones(len(table)))
     picked = spread(n_scipy, len(grid))
@@ -119,10 +119,10 @@ def bench_bootstrap(fit, n_resamples: int, n_scipy: int, finite_diff: bool, tigh
     counts = resample_counts(fit.n_points, n_resamples, seed)
     jax_seconds, jax_cpu, boot = timed(lambda: bootstrap(fit, counts=counts))
 
-    log_x = (np.log(fit.x1), np.log(fit.x2), np.log(fit.y))
+    log_x = (np.log(fit.runs.n), np.log(fit.runs.d), np.log(fit.runs.loss))
     picked = spread(n_scipy, n_resamples)
     measured, cpu, results = timed(
-        lambda: [scipy_fit(fit.theta, (*log_x, counts[i]), finite_diff, tight) for i in picked])
+        lambda: [scipy_fit(fit.vector, (*log_x, counts[i]), finite_diff, tight) for i in picked])
     scipy_obj = np.array([r.fun for r in results])
     jax_obj = boot.objective[picked]
     per_fit = measured / len(picked)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxscale.allocation import band, optimal_allocation
 from jaxscale.inference import derived, diagnostics, refit
 from jaxscale.inference.sample import NutsConfig
 from jaxscale.laws.chinchilla import EPOCH
@@ -48,13 +49,13 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"{name:6} {s['mean']:9.4g} {s['sd']:8.3g}   [{s['hdi95'][0]:.4g}, {s['hdi95'][1]:.4g}]".ljust(52) + gap)
 
     budgets = np.logspace(18, 27, 37)
-    bands = derived.optimal_bands(fit.params, budgets)
-    at_1e24 = derived.band(bands.n[:, np.argmin(np.abs(budgets - 1e24))])
-    planned = derived.band(derived.loss_at(fit.params, *PLANNED))
+    bands = optimal_allocation(fit.law, fit.params, budgets)
+    at_1e24 = band(bands.n[:, np.argmin(np.abs(budgets - 1e24))])
+    planned = band(derived.loss_at(fit.law, fit.params, *PLANNED))
     print(f"\nN*(1e24 FLOP): median {at_1e24.median:.3g}, 95% [{at_1e24.lo:.3g}, {at_1e24.hi:.3g}] parameters")
     print(f"loss of a 70B model on 1.4T tokens: {planned.median:.4f} [{planned.lo:.4f}, {planned.hi:.4f}]")
 
-    reconciled = refit.reconcile_draws(fit, max_draws=100 if args.fast else None)
+    reconciled = refit.reconciled_exponent_draws(fit, max_draws=100 if args.fast else None)
     kaplan_basis = refit.interval(reconciled.exponents.nonembedding)
     total_basis = refit.interval(reconciled.exponents.total)
     print(f"\nreconciled exponent N*_\\E ∝ C_\\E^g: median {kaplan_basis['median']:.4f}, 95% HDI "

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxscale import optimal
-from jaxscale.laws import chinchilla, reconcile
+from jaxscale.laws import chinchilla, pearce_song
 
 
 def my_law(n, d, p):
@@ -34,9 +34,9 @@ def main() -> None:
         for name, value in zip(epoch._fields, sensitivity):
             print(f"  {name:>5}: {float(value):+.4f}")
 
-        q = reconcile.ReconciledParams(epoch, gamma=reconcile.GAMMA_PAPER)
+        q = pearce_song.with_embedding(epoch, gamma=pearce_song.GAMMA_PAPER)
         n = jnp.logspace(3, 9, 4)
-        g = optimal.local_exponent_at_n(reconcile.loss, q, n)
+        g = optimal.local_exponent_at_n(pearce_song.LAW, q, n)
         print("\nPearce & Song's g (Eq. 17) by autodiff at N_nonembedding =", [f"{float(v):.0e}" for v in n])
         print("  ", [round(float(v), 4) for v in g])
 

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxscale.inference import derived, refit, sensitivity
+from jaxscale.allocation import band, optimal_allocation
+from jaxscale.inference import refit, sensitivity
 from jaxscale.inference.sample import NutsConfig
 from jaxscale.laws import chinchilla
 from jaxscale.runs import drop_highest_loss, load_runs
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> dict:
         for param, elasticity in e.items():
             print(f"  {param:>6} {elasticity:+11.4f} {elasticity * sd_log[param]:+10.2%}")
 
-    n_star = derived.band(derived.optimal_bands(fit.params, [BUDGET]).n[:, 0])
+    n_star = band(optimal_allocation(fit.law, fit.params, [BUDGET]).n[:, 0])
     print(f"\nposterior of N*(1e24): median {n_star.median:.3g}, 95% [{n_star.lo:.3g}, {n_star.hi:.3g}] "
           f"(spread {np.log(n_star.hi / n_star.lo) / 3.92:.1%} per SD in log)")
     return {"posterior_mean": mean._asdict(), "elasticities": table, "n_opt_band": n_star._asdict()}

@@ -18,9 +18,12 @@ This module never uses a closed form:
   quantity at an optimal size N*, g of Pearce & Song Eq. 17, both by ``jax.grad`` through the
   implicit solve.
 
-Laws must act elementwise (broadcasting) on n and d; then every function here accepts arrays of
-budgets or sizes directly, and is jit/vmap-able over parameter pytrees too. The closed forms
-(Eq. 14, 16, 17) are what the tests check these against.
+``law`` is a :class:`~jaxscale.laws.law.Law` of (N, D), whose ``log_loss`` is then minimised
+directly in log space (same minimiser, finite over the whole bracket, no exp/log round trip), or
+any elementwise function ``law(n, d, params)``. Laws must act elementwise (broadcasting) on n and
+d; then every function here accepts arrays of budgets or sizes directly, and is jit/vmap-able
+over parameter pytrees too. The closed forms (Eq. 14, 16, 17) are what the tests check these
+against.
 """
 
 from __future__ import annotations
@@ -32,8 +35,11 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-#: A loss law: ``law(n, d, params) -> loss``, pure and differentiable in n and d.
-Law = Callable[[jnp.ndarray, jnp.ndarray, Any], jnp.ndarray]
+from jaxscale.laws.law import Law as LawType
+
+#: A loss law: a :class:`~jaxscale.laws.law.Law`, or ``law(n, d, params) -> loss``, pure and
+#: differentiable in n and d.
+Law = LawType | Callable[[jnp.ndarray, jnp.ndarray, Any], jnp.ndarray]
 
 LOG6 = math.log(6.0)
 #: Natural-log bounds on any model size or token count the solvers consider: 1e-100 to 1e304.
@@ -48,8 +54,11 @@ _MAX_ITER = 200
 
 
 def loss_along_budget(law: Law, params: Any, log_n: ArrayLike, log_c: ArrayLike) -> jnp.ndarray:
-    """h(x; y) = L(e^x, e^(y - log 6 - x)): the loss of size N = e^x trained with C = e^y FLOP."""
+    """h(x; y) = L(e^x, e^(y - log 6 - x)): the loss of size N = e^x trained with C = e^y FLOP
+    (its logarithm for a :class:`~jaxscale.laws.law.Law`: a monotone map, same optimum)."""
     log_d = log_c - LOG6 - log_n
+    if isinstance(law, LawType):
+        return law.log_loss(params, log_n, log_d)
     return law(jnp.exp(log_n), jnp.exp(log_d), params)
 
 

@@ -16,9 +16,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jax.typing import ArrayLike
+
 from jaxscale import optimal
-from jaxscale.laws import chinchilla, reconcile, table_a9
+from jaxscale.laws import chinchilla, pearce_song, table_a9
 from jaxscale.numerics import float64
+from jaxscale.power_law import fit_power_law
+from jaxscale.validation import check_positive
 from jaxscale.simulate import DEFAULT_CONFIG, SimulationConfig, Step4, continuous_optimum_exponent, simulate_step4
 
 #: Pearce & Song's reported numbers, for side-by-side display (never used in computation).
@@ -33,13 +37,55 @@ PAPER_VALUES = {
 EQ17_CHECK_RANGE = (2.0, 12.0)
 
 
+class EmbeddingFit(NamedTuple):
+    """Fit of Eq. 7 with a free exponent: N_T - N_\\E = γ N_\\E**δ."""
+
+    gamma: jnp.ndarray
+    delta: jnp.ndarray
+
+
+def _log_total_residuals(theta: jnp.ndarray, n_total: jnp.ndarray, n_nonembedding: jnp.ndarray) -> jnp.ndarray:
+    log_gamma, delta = theta[0], theta[1]
+    predicted = n_nonembedding + jnp.exp(log_gamma + delta * jnp.log(n_nonembedding))
+    return jnp.log(predicted) - jnp.log(n_total)
+
+
+def fit_gamma_delta(n_total: ArrayLike, n_nonembedding: ArrayLike, iterations: int = 50) -> EmbeddingFit:
+    r"""Pearce & Song Step 1: fit N_T = N_\E + γ N_\E**δ by least squares in log N_T (the
+    curve of their Figure 1, log-log axes); on Table A9 this gives γ ≈ 47491, δ ≈ 0.34.
+
+    Gauss-Newton on θ = (log γ, δ) with Jacobians from ``jax.jacfwd``, started from the straight
+    line log(N_T - N_\E) = log γ + δ log N_\E (itself a worse fit: it weighs the small models,
+    whose embedding share is largest, like the large ones)."""
+    check_positive("n_total", n_total)
+    check_positive("n_nonembedding", n_nonembedding)
+    n_t, n = jnp.asarray(n_total), jnp.asarray(n_nonembedding)
+    check_positive("n_total - n_nonembedding", n_t - n)
+    line = fit_power_law(n, n_t - n)
+    theta0 = jnp.stack([jnp.log(line.coefficient), line.exponent])
+    jacobian = jax.jacfwd(_log_total_residuals)
+
+    def gauss_newton_step(_, theta):
+        r = _log_total_residuals(theta, n_t, n)
+        j = jacobian(theta, n_t, n)
+        return theta - jnp.linalg.solve(j.T @ j, j.T @ r)
+
+    theta = jax.lax.fori_loop(0, iterations, gauss_newton_step, theta0)
+    return EmbeddingFit(gamma=jnp.exp(theta[0]), delta=theta[1])
+
+
+def fit_table_a9() -> EmbeddingFit:
+    """:func:`fit_gamma_delta` on the 50 Chinchilla configurations of Table A9 (v = 32,000)."""
+    return fit_gamma_delta(table_a9.total_params(), table_a9.nonembedding_params())
+
+
 @dataclass(frozen=True)
 class Reconciliation:
     """Everything ``jaxscale reconcile`` reports and plots."""
 
     spec: str
     params: chinchilla.ChinchillaParams
-    embedding_fit: reconcile.EmbeddingFit
+    embedding_fit: EmbeddingFit
     aspect_ratio: float
     step4: Step4
     exponent_total: float
@@ -59,7 +105,7 @@ class Reconciliation:
 
 
 class _Numbers(NamedTuple):
-    embedding_fit: reconcile.EmbeddingFit
+    embedding_fit: EmbeddingFit
     aspect_ratio: jnp.ndarray
     step4: Step4
     exponent_total_analytic: jnp.ndarray
@@ -78,25 +124,25 @@ class _Numbers(NamedTuple):
 def _numbers(params: chinchilla.ChinchillaParams, n_total: jnp.ndarray, n_nonembedding: jnp.ndarray,
              config: SimulationConfig, n_check_points: int) -> _Numbers:
     """All array work of Steps 1-4, compiled as one XLA program."""
-    fit = reconcile.fit_gamma_delta(n_total, n_nonembedding)
-    q = reconcile.ReconciledParams(params, fit.gamma, reconcile.DELTA_KAPLAN)
+    fit = fit_gamma_delta(n_total, n_nonembedding)
+    q = pearce_song.with_embedding(params, fit.gamma, pearce_song.DELTA_KAPLAN)
     n_check = jnp.logspace(*EQ17_CHECK_RANGE, n_check_points)
-    log_c_optimal, g_autodiff = optimal.optimal_log_compute_and_exponent(reconcile.loss, q, jnp.log(n_check))
+    log_c_optimal, g_autodiff = optimal.optimal_log_compute_and_exponent(pearce_song.LAW, q, jnp.log(n_check))
     return _Numbers(
         embedding_fit=fit,
-        aspect_ratio=reconcile.aspect_ratio_from_gamma(fit.gamma),
-        step4=simulate_step4(params, fit.gamma, reconcile.DELTA_KAPLAN, config),
+        aspect_ratio=pearce_song.aspect_ratio_from_gamma(fit.gamma),
+        step4=simulate_step4(params, fit.gamma, pearce_song.DELTA_KAPLAN, config),
         exponent_total_analytic=chinchilla.allocation_exponents(params)[0],
         exponent_nonembedding_analytic=continuous_optimum_exponent(
-            params, fit.gamma, reconcile.DELTA_KAPLAN, config
+            params, fit.gamma, pearce_song.DELTA_KAPLAN, config
         ),
-        limit_small=reconcile.limit_small(q),
-        limit_large=reconcile.limit_large(q),
-        transition_size=reconcile.transition_size(q),
+        limit_small=pearce_song.limit_small(q),
+        limit_large=pearce_song.limit_large(q),
+        transition_size=pearce_song.transition_size(q),
         g_autodiff=g_autodiff,
-        g_eq17=reconcile.local_exponent(n_check, q),
+        g_eq17=pearce_song.local_exponent(n_check, q),
         log_c_optimal=log_c_optimal,
-        log_c_eq16=reconcile.log_compute_at_optimum(jnp.log(n_check), q),
+        log_c_eq16=pearce_song.log_compute_at_optimum(jnp.log(n_check), q),
         n_check=n_check,
     )
 

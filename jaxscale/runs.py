@@ -72,6 +72,16 @@ class RunsTable:
     def __len__(self) -> int:
         return len(self.loss)
 
+    def law_inputs(self, inputs: tuple[str, str]) -> tuple[np.ndarray, np.ndarray]:
+        """The two columns a law of ``inputs`` reads: the model size (the non-embedding one
+        when the law's first input is ``N_nonembedding``) and the tokens column (which holds the
+        law's second input, e.g. steps or words, for laws of other inputs)."""
+        if inputs[0] != "N_nonembedding":
+            return self.n, self.d
+        if self.n_nonembedding is None:
+            raise ValueError("this law needs non-embedding model sizes; the table has no n_nonembedding column")
+        return self.n_nonembedding, self.d
+
     def select(self, mask: np.ndarray) -> "RunsTable":
         """The rows where ``mask`` (boolean, or integer indices) selects them."""
         idx = np.arange(len(self))[np.asarray(mask)]
@@ -249,6 +259,16 @@ def load_runs(
         run_id=None if cols[S.RUN_ID] is None else canonical[S.RUN_ID].to_numpy(),
         step=step,
     )
+
+
+def from_arrays(n: np.ndarray, d: np.ndarray, loss: np.ndarray, *, n_nonembedding: np.ndarray | None = None,
+                min_rows: int = 5) -> RunsTable:
+    """A runs table from arrays of N, D and loss (and optionally N_\\E): the door for data
+    made in Python, with the same checks as a CSV (:func:`load_runs`)."""
+    columns = {S.N_TOTAL: n, S.TOKENS: d, S.LOSS: loss}
+    if n_nonembedding is not None:
+        columns[S.N_NONEMBEDDING] = n_nonembedding
+    return load_runs(pd.DataFrame({k: np.asarray(v).ravel() for k, v in columns.items()}), min_rows=min_rows)
 
 
 def without_highest(loss: np.ndarray, k: int) -> np.ndarray:

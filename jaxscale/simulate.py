@@ -23,9 +23,9 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxscale import optimal
-from jaxscale.fit.power_law import PowerLaw, fit_power_law
+from jaxscale.power_law import PowerLaw, fit_power_law
 from jaxscale.frontier import Frontier, compute_frontier
-from jaxscale.laws import reconcile
+from jaxscale.laws import pearce_song
 from jaxscale.laws.chinchilla import ChinchillaParams
 
 
@@ -84,13 +84,12 @@ class FrontierExponents(NamedTuple):
     nonembedding: jnp.ndarray  # a in N_\E* ∝ C_\E^a
 
 
-def synthetic_curves(p: ChinchillaParams, gamma: ArrayLike, delta: ArrayLike = reconcile.DELTA_KAPLAN,
+def synthetic_curves(p: ChinchillaParams, gamma: ArrayLike, delta: ArrayLike = pearce_song.DELTA_KAPLAN,
                      config: SimulationConfig = DEFAULT_CONFIG) -> SyntheticCurves:
     """Eq. 15 on the grid: L = A/(N + γN**δ)**α + B/D**β + E for each size and token count."""
     n = jnp.asarray(config.model_sizes())
     d = jnp.asarray(config.tokens())
-    q = reconcile.ReconciledParams(p, gamma, delta)
-    loss = reconcile.loss(n[:, None], d[None, :], q)
+    loss = pearce_song.loss(n[:, None], d[None, :], pearce_song.with_embedding(p, gamma, delta))
     n_total = n + gamma * jnp.power(n, delta)
     return SyntheticCurves(n_nonembedding=n, n_total=n_total, tokens=d, loss=loss)
 
@@ -105,7 +104,7 @@ def _basis_frontier(n_basis: jnp.ndarray, curves: SyntheticCurves,
     return BasisFrontier(frontier=frontier, n_opt=n_opt, fit=fit)
 
 
-def simulate_step4(p: ChinchillaParams, gamma: ArrayLike, delta: ArrayLike = reconcile.DELTA_KAPLAN,
+def simulate_step4(p: ChinchillaParams, gamma: ArrayLike, delta: ArrayLike = pearce_song.DELTA_KAPLAN,
                    config: SimulationConfig = DEFAULT_CONFIG) -> Step4:
     """Synthetic curves, both frontiers and their local power-law fits."""
     curves = synthetic_curves(p, gamma, delta, config)
@@ -118,7 +117,7 @@ def simulate_step4(p: ChinchillaParams, gamma: ArrayLike, delta: ArrayLike = rec
     )
 
 
-def frontier_exponents(p: ChinchillaParams, gamma: ArrayLike, delta: ArrayLike = reconcile.DELTA_KAPLAN,
+def frontier_exponents(p: ChinchillaParams, gamma: ArrayLike, delta: ArrayLike = pearce_song.DELTA_KAPLAN,
                        config: SimulationConfig = DEFAULT_CONFIG) -> FrontierExponents:
     """The fitted exponents of Step 4 on the total and non-embedding bases (jit/vmap-able over
     ``p``, ``gamma`` and ``delta``; ``config`` is static)."""
@@ -127,13 +126,13 @@ def frontier_exponents(p: ChinchillaParams, gamma: ArrayLike, delta: ArrayLike =
                              nonembedding=result.nonembedding.fit.exponent)
 
 
-def continuous_optimum_exponent(p: ChinchillaParams, gamma: ArrayLike = reconcile.GAMMA_PAPER,
-                                delta: ArrayLike = reconcile.DELTA_KAPLAN,
+def continuous_optimum_exponent(p: ChinchillaParams, gamma: ArrayLike = pearce_song.GAMMA_PAPER,
+                                delta: ArrayLike = pearce_song.DELTA_KAPLAN,
                                 config: SimulationConfig = DEFAULT_CONFIG) -> jnp.ndarray:
     """The Kaplan-basis exponent without the discreteness of the simulated models: the power law
     fitted to the continuous optimum N*_\\E(C_\\E) of Eq. 15 (generic solver, no closed form)
     over the Step-4 non-embedding budget window. Differentiable in ``p``, ``gamma`` and ``delta``
     (the frontier exponent is piecewise constant in them), so sensitivities use this one."""
-    q = reconcile.ReconciledParams(p, gamma, delta)
+    q = pearce_song.with_embedding(p, gamma, delta)
     c = jnp.logspace(*config.log10_budget_nonembedding, config.n_budgets)
-    return fit_power_law(c, optimal.optimal_n(reconcile.loss, q, c)).exponent
+    return fit_power_law(c, optimal.optimal_n(pearce_song.LAW, q, c)).exponent

@@ -42,7 +42,7 @@ def test_bad_table_exits_2_with_one_line(tmp_path, capsys, text, message):
     (["--asymmetry", "0"], "--asymmetry must be > 0"),
     (["--law", "kaplan", "--tied-exponents"], "--tied-exponents"),
     (["--n-col", "size"], "column 'size' for model size N not found"),
-    (["--drop-highest", "3"], "3 points (after dropping 3)"),
+    (["--drop-highest", "3"], "3 runs but the chinchilla law has 5 parameters"),
 ])
 def test_bad_option_exits_2(tmp_path, capsys, options, message):
     path = tmp_path / "runs.csv"
@@ -70,7 +70,7 @@ def test_epoch_reproduction_json_and_files(tmp_path, capsys):
     for name, value in expected.items():  # the scipy measurement, 3+ significant digits
         assert result[name] == pytest.approx(value, rel=5e-4), name
     assert result["n_points"] == 240 and result["n_starts"] == 4500
-    assert set(result["ci95"]) == {"A", "B", "E", "alpha", "beta", "a", "b"}
+    assert set(result["ci95"]) == {"A", "B", "E", "alpha", "beta", "a", "b", "G"}
     files = {p.name for p in tmp_path.iterdir()}
     assert {"residuals.png", "isoflop.png", "bootstrap_draws.csv"} <= files
     assert len((tmp_path / "bootstrap_draws.csv").read_text().splitlines()) == 65

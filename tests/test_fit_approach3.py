@@ -7,14 +7,16 @@ import jax
 import numpy as np
 import pytest
 
+from jaxscale.allocation import allocation_table
 from jaxscale.fit import lbfgs
-from jaxscale.fit.allocation import optimal_allocation
 from jaxscale.fit.approach3 import fit_approach3
 from jaxscale.fit.bootstrap import bootstrap, resample_counts
-from jaxscale.fit.forms import CHINCHILLA, KAPLAN_ND, KAPLAN_NS, kaplan_nd_log_loss, kaplan_ns_log_loss
 from jaxscale.fit.holdout import holdout_check
 from jaxscale.laws import chinchilla as ch
 from jaxscale.laws import kaplan
+from jaxscale.runs import drop_highest_loss, from_arrays
+
+CHINCHILLA, KAPLAN_ND, KAPLAN_NS = ch.LAW, kaplan.LAW_ND, kaplan.LAW_NS
 
 TRUE = ch.EPOCH
 GRID = CHINCHILLA.init_grid()[::45]  # 100 of Epoch's 4500 starts, spread over the grid
@@ -26,13 +28,12 @@ def synthetic_runs(seed: int = 1, size: int = 200, noise: float = 0.003, p=TRUE)
     d = np.exp(rng.uniform(np.log(1e9), np.log(1e12), size))
     with jax.enable_x64(True):
         loss = np.asarray(ch.loss(n, d, p)) * np.exp(rng.normal(0.0, noise, size))
-    return n, d, loss
+    return from_arrays(n, d, loss)
 
 
 @pytest.fixture(scope="module")
 def noisy_fit():
-    n, d, loss = synthetic_runs()
-    fit = fit_approach3(n, d, loss, grid=GRID)
+    fit = fit_approach3(synthetic_runs(), grid=GRID)
     return fit, bootstrap(fit, 200, seed=0)
 
 
@@ -41,11 +42,12 @@ def test_recovers_known_parameters_from_noisy_data(noisy_fit):
     se = boot.se()
     for name in ("A", "B", "E", "alpha", "beta"):
         truth = getattr(TRUE, name)
-        assert abs(fit.params[name] - truth) < 4 * se[name], name
-    assert fit.params["A"] == pytest.approx(TRUE.A, rel=0.1)
-    assert fit.params["B"] == pytest.approx(TRUE.B, rel=0.15)
+        assert abs(getattr(fit.params, name) - truth) < 4 * se[name], name
+    assert fit.params.A == pytest.approx(TRUE.A, rel=0.1)
+    assert fit.params.B == pytest.approx(TRUE.B, rel=0.15)
     for name in ("E", "alpha", "beta"):
-        assert fit.params[name] == pytest.approx(getattr(TRUE, name), rel=0.01), name
+        assert getattr(fit.params, name) == pytest.approx(getattr(TRUE, name), rel=0.01), name
+    assert isinstance(fit.params, ch.ChinchillaParams)
     assert fit.n_points == 200 and fit.n_converged > 50
 
 
@@ -53,7 +55,8 @@ def test_bootstrap_summaries_are_consistent(noisy_fit):
     fit, boot = noisy_fit
     assert boot.converged.all()
     names = boot.names
-    assert names == ["A", "B", "E", "alpha", "beta", "a", "b"]
+    assert names[:5] == ["A", "B", "E", "alpha", "beta"] and set(names[5:]) == {"a", "b", "G"}
+    assert isinstance(boot.params, ch.ChinchillaParams) and boot.params.alpha.shape == (200,)
     np.testing.assert_allclose(np.sqrt(np.diag(boot.cov())), [boot.se()[k] for k in names], rtol=1e-12)
     for name, (lo, hi) in boot.ci95().items():
         assert lo < hi
@@ -61,7 +64,7 @@ def test_bootstrap_summaries_are_consistent(noisy_fit):
     # the full-data optimum sits inside the bootstrap cloud
     for name in ("alpha", "beta", "E"):
         lo, hi = boot.ci95()[name]
-        assert lo < fit.params[name] < hi
+        assert lo < getattr(fit.params, name) < hi
 
 
 def test_bootstrap_is_deterministic_for_a_seed(noisy_fit):
@@ -75,21 +78,21 @@ def test_bootstrap_is_deterministic_for_a_seed(noisy_fit):
 
 
 def test_fit_is_deterministic_and_exact_on_noise_free_data():
-    n, d, loss = synthetic_runs(noise=0.0)
-    first = fit_approach3(n, d, loss, grid=GRID)
-    second = fit_approach3(n, d, loss, grid=GRID)
-    np.testing.assert_array_equal(first.theta, second.theta)
+    runs = synthetic_runs(noise=0.0)
+    first = fit_approach3(runs, grid=GRID)
+    second = fit_approach3(runs, grid=GRID)
+    np.testing.assert_array_equal(first.vector, second.vector)
     for name in ("A", "B", "E", "alpha", "beta"):
-        assert first.params[name] == pytest.approx(getattr(TRUE, name), rel=1e-6), name
+        assert getattr(first.params, name) == pytest.approx(getattr(TRUE, name), rel=1e-6), name
     assert first.objective < 1e-20
 
 
 def test_allocation_matches_closed_form_and_bands_cover_it(noisy_fit):
     fit, boot = noisy_fit
     budgets = np.array([1e21, 5.76e23])
-    out = optimal_allocation(fit, budgets, boot)
+    out = allocation_table(fit.law, fit.params, budgets, boot.params)
     with jax.enable_x64(True):
-        closed = np.asarray(ch.compute_optimal_n(budgets, fit.chinchilla()))
+        closed = np.asarray(ch.compute_optimal_n(budgets, fit.params))
     np.testing.assert_allclose(out["N"], closed, rtol=1e-9)
     np.testing.assert_allclose(out["N"] * out["D"] * 6, budgets, rtol=1e-12)
     assert np.all(out["N_lo"] < out["N"]) and np.all(out["N"] < out["N_hi"])
@@ -98,42 +101,41 @@ def test_allocation_matches_closed_form_and_bands_cover_it(noisy_fit):
 
 def test_tied_exponents_recover_a_tied_law():
     p = ch.ChinchillaParams(A=400.0, B=1500.0, E=1.8, alpha=0.33, beta=0.33)
-    n, d, loss = synthetic_runs(noise=0.0, p=p)
-    fit = fit_approach3(n, d, loss, tied_exponents=True, grid=CHINCHILLA.init_grid()[::45, :4])
-    assert fit.params["alpha"] == fit.params["beta"] == pytest.approx(0.33, rel=1e-6)
-    assert fit.params["A"] == pytest.approx(400.0, rel=1e-5)
+    fit = fit_approach3(synthetic_runs(noise=0.0, p=p), law="chinchilla-tied", grid=CHINCHILLA.init_grid()[::45, :4])
+    assert isinstance(fit.params, ch.TiedParams)
+    assert fit.params.alpha == pytest.approx(0.33, rel=1e-6)
+    assert fit.summary()["a"] == pytest.approx(0.5, rel=1e-12)
+    assert fit.params.A == pytest.approx(400.0, rel=1e-5)
 
 
 def test_asymmetry_pushes_the_fit_below_the_runs():
-    n, d, loss = synthetic_runs(noise=0.01, seed=3)
-    plain = fit_approach3(n, d, loss, grid=GRID[::4])
-    lower = fit_approach3(n, d, loss, grid=GRID[::4], asymmetry=10.0)
-    over = lambda fit: np.mean(fit.predict(n, d) > loss)
+    runs = synthetic_runs(noise=0.01, seed=3)
+    plain = fit_approach3(runs, grid=GRID[::4])
+    lower = fit_approach3(runs, grid=GRID[::4], asymmetry=10.0)
+    over = lambda fit: np.mean(fit.predict(runs.n, runs.d) > runs.loss)
     assert over(lower) < over(plain) - 0.2
 
 
 def test_holdout_on_noise_free_data_predicts_the_large_runs():
-    n, d, loss = synthetic_runs(noise=0.0)
-    held = holdout_check(n, d, loss, 3e9, by="n", grid=GRID)
+    runs = synthetic_runs(noise=0.0)
+    held = holdout_check(runs, 3e9, by="n", grid=GRID)
     summary = held.summary()
-    assert summary["n_fit"] + summary["n_heldout"] == len(n)
+    assert summary["n_fit"] + summary["n_heldout"] == len(runs)
     assert summary["max_abs_rel_error"] < 1e-6
     with pytest.raises(ValueError, match="threshold"):
-        holdout_check(n, d, loss, 1.0)
+        holdout_check(runs, 1.0)
 
 
-def test_kaplan_forms_equal_the_laws_package():
+def test_kaplan_log_forms_equal_the_papers_equations():
+    """Eq. 1.5 and 1.6 as written in the paper, against the laws' log-space forms."""
     n, d = np.geomspace(1e6, 1e11, 7), np.geomspace(1e8, 1e12, 7)
+    s = np.geomspace(1e3, 1e6, 7)
+    nd, ns = kaplan.KAPLAN_ND, kaplan.KAPLAN_NS
+    eq_1_5 = ((nd.N_c / n) ** (nd.alpha_N / nd.alpha_D) + nd.D_c / d) ** nd.alpha_D
+    eq_1_6 = (ns.N_c / n) ** ns.alpha_N + (ns.S_c / s) ** ns.alpha_S
     with jax.enable_x64(True):
-        nd = kaplan.KAPLAN_ND
-        theta = np.array([np.log(nd.N_c), np.log(nd.D_c), nd.alpha_N, nd.alpha_D])
-        np.testing.assert_allclose(np.exp(kaplan_nd_log_loss(theta, np.log(n), np.log(d))),
-                                   kaplan.loss_nd(n, d, nd), rtol=1e-12)
-        ns = kaplan.KAPLAN_NS
-        s = np.geomspace(1e3, 1e6, 7)
-        theta = np.array([np.log(ns.N_c), np.log(ns.S_c), ns.alpha_N, ns.alpha_S])
-        np.testing.assert_allclose(np.exp(kaplan_ns_log_loss(theta, np.log(n), np.log(s))),
-                                   kaplan.loss_ns(n, s, ns), rtol=1e-12)
+        np.testing.assert_allclose(kaplan.loss_nd(n, d, nd), eq_1_5, rtol=1e-12)
+        np.testing.assert_allclose(kaplan.loss_ns(n, s, ns), eq_1_6, rtol=1e-12)
 
 
 @pytest.mark.parametrize("law, make", [
@@ -148,9 +150,9 @@ def test_kaplan_laws_are_recovered_by_the_same_engine(law, make):
     p = kaplan.KAPLAN_ND if law is KAPLAN_ND else kaplan.KAPLAN_NS
     with jax.enable_x64(True):
         loss = np.asarray(make(n, x, p))
-    fit = fit_approach3(n, x, loss, law=law)
+    fit = fit_approach3(from_arrays(n, x, loss), law=law)
     for name, value in zip(p._fields, p):
-        assert fit.params[name] == pytest.approx(value, rel=1e-4), name
+        assert getattr(fit.params, name) == pytest.approx(value, rel=1e-4), name
 
 
 def test_batched_lbfgs_solves_rosenbrock_on_any_pool_size():
@@ -169,20 +171,22 @@ def test_batched_lbfgs_solves_rosenbrock_on_any_pool_size():
 
 
 @pytest.mark.parametrize("kwargs, pattern", [
-    (dict(drop_highest=198), "2 points .* 5 parameters"),
     (dict(grid=np.zeros((3, 4))), r"grid must be a finite \(k, 5\)"),
     (dict(asymmetry=-1.0), "asymmetry must be > 0"),
     (dict(law="nope"), "unknown law"),
-    (dict(law="kaplan", tied_exponents=True), "tied exponents"),
 ])
 def test_bad_arguments_raise_value_error(kwargs, pattern):
-    n, d, loss = synthetic_runs()
     with pytest.raises(ValueError, match=pattern):
-        fit_approach3(n, d, loss, **kwargs)
+        fit_approach3(synthetic_runs(), **kwargs)
 
 
-def test_bad_inputs_name_the_argument():
-    n, d, loss = synthetic_runs()
+def test_too_few_runs_for_the_law():
+    with pytest.raises(ValueError, match="2 runs but the chinchilla law has 5 parameters"):
+        fit_approach3(drop_highest_loss(synthetic_runs(), 198), grid=GRID)
+
+
+def test_bad_inputs_name_the_row_and_column():
+    n, d = np.geomspace(1e8, 1e10, 6), np.geomspace(1e9, 1e11, 6)
     d[4] = -1.0
-    with pytest.raises(ValueError, match="D must be > 0"):
-        fit_approach3(n, d, loss, grid=GRID)
+    with pytest.raises(ValueError, match="row 5, column 'tokens': must be > 0"):
+        from_arrays(n, d, np.full(6, 3.0))

@@ -9,8 +9,8 @@ import pytest
 from jaxscale.fit.approach1 import fit_approach1, padded_curves
 from jaxscale.fit.approach2 import fit_approach2, isoflop_groups
 from jaxscale.fit.approach3 import fit_approach3
-from jaxscale.fit.forms import CHINCHILLA
 from jaxscale.laws import chinchilla as ch
+from jaxscale.runs import from_arrays
 
 P = ch.EPOCH
 A_TRUE = P.beta / (P.alpha + P.beta)
@@ -55,7 +55,7 @@ def test_approach2_isoflop_recovers_the_allocation_exponent(isoflops):
 
 def test_three_approaches_agree(curves, isoflops):
     n, c, l = isoflops
-    third = fit_approach3(n, c / (6 * n), l, grid=CHINCHILLA.init_grid()[::45])
+    third = fit_approach3(from_arrays(n, c / (6 * n), l), grid=ch.LAW.init_grid()[::45])
     a3 = third.summary()["a"]
     assert a3 == pytest.approx(A_TRUE, rel=1e-6)
     assert fit_approach2(*isoflops).a == pytest.approx(a3, abs=1e-6)

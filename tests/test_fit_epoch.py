@@ -9,7 +9,7 @@ from conftest import shared_data_file
 from jaxscale.fit.approach3 import fit_approach3
 from jaxscale.fit.likelihood import fit_likelihood, likelihood_ratio_test
 from jaxscale.laws.chinchilla import CHINCHILLA
-from jaxscale.runs import load_runs
+from jaxscale.runs import drop_highest_loss, load_runs
 
 #: The 4500-start Huber optimum measured with scipy's L-BFGS-B (issue acceptance) and Epoch's
 #: published maximum-likelihood estimates (Besiroglu et al. 2024, Eq. 4 / Table 1).
@@ -19,11 +19,11 @@ EPOCH_PUBLISHED = {"A": 482.01, "B": 2085.43, "E": 1.8172, "alpha": 0.3478, "bet
 
 @pytest.fixture(scope="module")
 def runs():
-    return load_runs(shared_data_file("chinchilla_svg_extracted_data.csv"))
+    return drop_highest_loss(load_runs(shared_data_file("chinchilla_svg_extracted_data.csv")), 5)
 
 
 def test_likelihood_form_reproduces_epochs_published_estimates(runs):
-    ml = fit_likelihood(runs.n, runs.d, runs.loss, drop_highest=5).summary()
+    ml = fit_likelihood(runs).summary()
     for name, value in EPOCH_PUBLISHED.items():
         assert ml[name] == pytest.approx(value, rel=5e-4), name
     assert ml["a"] == pytest.approx(0.513, abs=5e-4)  # published to 3 digits
@@ -31,14 +31,14 @@ def test_likelihood_form_reproduces_epochs_published_estimates(runs):
 
 
 def test_likelihood_ratio_rejects_chinchillas_published_values(runs):
-    test = likelihood_ratio_test(runs.n, runs.d, runs.loss, CHINCHILLA, drop_highest=5)
+    test = likelihood_ratio_test(runs, CHINCHILLA)
     assert test["df"] == 5
     assert test["statistic"] > 50 and test["p_value"] < 1e-9
 
 
 @pytest.mark.slow
 def test_full_grid_reproduces_the_scipy_huber_optimum(runs):
-    fit = fit_approach3(runs.n, runs.d, runs.loss, drop_highest=5)
+    fit = fit_approach3(runs)
     summary = fit.summary()
     assert fit.n_starts == 4500
     for name, value in SCIPY_HUBER.items():

@@ -4,7 +4,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxscale.fit.power_law import fit_power_law
+from jaxscale.power_law import fit_power_law
 from jaxscale.frontier import compute_frontier
 
 pytestmark = pytest.mark.usefixtures("x64")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from functools import partial
 from pathlib import Path
 
 import arviz as az
@@ -13,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from jaxscale.allocation import derived_draws, optimal_allocation
 from jaxscale.cli import main
 from jaxscale.inference import derived, diagnostics, models, refit, sensitivity
 from jaxscale.inference.sample import NutsConfig, run_nuts
@@ -88,9 +90,9 @@ def test_netcdf_round_trip(cli_result: dict) -> None:
 
 def _short_run(seed: int) -> object:
     runs = load_runs(synthetic_runs(TRUTH))
-    init = models.chinchilla_sites(TRUTH, runs.n, runs.d, NOISE)
+    init = models.sites(chinchilla.LAW, TRUTH, runs.n, runs.d, NOISE)
     config = NutsConfig(chains=2, warmup=10, samples=40, seed=seed, progress_bar=False, init_jitter=0.5)
-    return run_nuts(models.chinchilla_model, runs.n, runs.d, runs.loss, init=init, config=config)
+    return run_nuts(partial(models.law_model, chinchilla.LAW), runs.n, runs.d, runs.loss, init=init, config=config)
 
 
 @pytest.fixture(scope="module")
@@ -145,14 +147,14 @@ def test_derived_quantities_match_the_law_draw_by_draw() -> None:
     rng = np.random.default_rng(0)
     draws = ChinchillaParams(*(v * (1 + 0.05 * rng.standard_normal(5)) for v in TRUTH))
     c = np.array([1e20, 1e24])
-    alloc = derived.allocation(draws)
-    bands = derived.optimal_bands(draws, c)
-    planned = derived.loss_at(draws, 7e10, 1.4e12)
+    alloc = derived_draws(chinchilla.LAW, draws)
+    bands = optimal_allocation(chinchilla.LAW, draws, c)
+    planned = derived.loss_at(chinchilla.LAW, draws, 7e10, 1.4e12)
     with jax.enable_x64(True):
         for i in range(5):
             p = ChinchillaParams(*(float(v[i]) for v in draws))
             a, b = chinchilla.allocation_exponents(p)
-            np.testing.assert_allclose([alloc.a[i], alloc.b[i], alloc.G[i]],
+            np.testing.assert_allclose([alloc["a"][i], alloc["b"][i], alloc["G"][i]],
                                        [a, b, chinchilla.coefficient_g(p)], rtol=1e-12)
             np.testing.assert_allclose(bands.n[i], chinchilla.compute_optimal_n(c, p), rtol=1e-12)
             np.testing.assert_allclose(planned[i], chinchilla.loss(7e10, 1.4e12, p), rtol=1e-12)

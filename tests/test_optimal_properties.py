@@ -7,7 +7,7 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 from jaxscale import optimal
-from jaxscale.laws import chinchilla as ch, reconcile as r
+from jaxscale.laws import chinchilla as ch, pearce_song as r
 
 pytestmark = pytest.mark.usefixtures("x64")
 
@@ -71,13 +71,13 @@ def test_loss_decreases_in_n_and_d(t, log10_n, log10_d):
 
 @jax.jit
 def g_at(q, n):
-    return optimal.optimal_log_compute_and_exponent(r.loss, q, jnp.log(n))
+    return optimal.optimal_log_compute_and_exponent(r.LAW, q, jnp.log(n))
 
 
 @given(params, st.floats(3.0, 6.0))
 @SETTINGS
 def test_local_exponent_limits_and_eq17(t, log10_gamma):
-    q = r.ReconciledParams(as_law(t), jnp.asarray(10.0**log10_gamma), jnp.asarray(1 / 3))
+    q = r.with_embedding(as_law(t), jnp.asarray(10.0**log10_gamma), jnp.asarray(1 / 3))
     # 1e20 is deep in the large-size limit (γ/N^(2/3) < 5e-8). The solver's documented domain for
     # derivatives is D* < ~1e100 (autodiff of D**-beta underflows beyond 1e140), which excludes
     # extreme exponent ratios alpha/beta at this size.

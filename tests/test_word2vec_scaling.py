@@ -21,9 +21,11 @@ from jaxscale.experiments.word2vec_scaling import (
     fit_report,
     published_rows,
 )
+from jaxscale.laws.chinchilla import ChinchillaParams
+from jaxscale.laws.word2vec_error import KaplanErrorParams
 
-CHINCHILLA_TRUE = {"A": 2.0, "B": 40.0, "E": 0.3, "alpha": 0.6, "beta": 0.35}
-KAPLAN_TRUE = {"d_c": 15.0, "T_c": 3e6, "alpha_d": 0.3, "alpha_T": 0.15}
+CHINCHILLA_TRUE = ChinchillaParams(A=2.0, B=40.0, E=0.3, alpha=0.6, beta=0.35)
+KAPLAN_TRUE = KaplanErrorParams(d_c=15.0, T_c=3e6, alpha_d=0.3, alpha_T=0.15)
 
 
 def known_grid(law: str, params: dict) -> list[dict]:
@@ -42,8 +44,8 @@ def test_cost_per_word_is_mikolov_eq_4_and_5():
 def test_chinchilla_split_matches_closed_form():
     kappa, budget = 3.0e3, 1e15
     out = compute_optimal_split(error_law_by_name("chinchilla"), CHINCHILLA_TRUE, budget, kappa)
-    a, b = CHINCHILLA_TRUE["alpha"], CHINCHILLA_TRUE["beta"]
-    g = (a * CHINCHILLA_TRUE["A"] / (b * CHINCHILLA_TRUE["B"])) ** (1 / (a + b))
+    a, b = CHINCHILLA_TRUE.alpha, CHINCHILLA_TRUE.beta
+    g = (a * CHINCHILLA_TRUE.A / (b * CHINCHILLA_TRUE.B)) ** (1 / (a + b))
     assert out["dim"] == pytest.approx(g * (budget / kappa) ** (b / (a + b)), rel=1e-8)
     assert out["dim"] * out["words"] * kappa == pytest.approx(budget, rel=1e-10)
     assert out["exponent_dim"] == pytest.approx(b / (a + b), rel=1e-8)
@@ -51,7 +53,7 @@ def test_chinchilla_split_matches_closed_form():
 
 # the second set is a real fit to a 1-epoch 2-16M-word grid: r = alpha_d / alpha_T = 82, whose
 # (d_c/d)^r overflows float64 at the solver's bracket unless the law is evaluated in log space
-STEEP = {"d_c": 24.37, "T_c": 1.906e6, "alpha_d": 5.115, "alpha_T": 0.06243}
+STEEP = KaplanErrorParams(d_c=24.37, T_c=1.906e6, alpha_d=5.115, alpha_T=0.06243)
 
 
 @pytest.mark.parametrize("params", [KAPLAN_TRUE, STEEP])
@@ -59,9 +61,9 @@ def test_kaplan_split_matches_closed_form(params):
     """On d T = K, (d_c/d)^r + T_c d / K (r = alpha_d/alpha_T) is least at d* = (r d_c^r K / T_c)^(1/(r+1))."""
     kappa, budget = 70.0, 3e13
     out = compute_optimal_split(error_law_by_name("kaplan"), params, budget, kappa)
-    r = params["alpha_d"] / params["alpha_T"]
+    r = params.alpha_d / params.alpha_T
     k = budget / kappa
-    assert out["dim"] == pytest.approx((r * params["d_c"] ** r * k / params["T_c"]) ** (1 / (r + 1)), rel=1e-8)
+    assert out["dim"] == pytest.approx((r * params.d_c ** r * k / params.T_c) ** (1 / (r + 1)), rel=1e-8)
     assert out["exponent_dim"] == pytest.approx(1 / (r + 1), rel=1e-8)
     assert 0 < out["predicted_error"] < 1
 
@@ -69,8 +71,9 @@ def test_kaplan_split_matches_closed_form(params):
 @pytest.mark.parametrize(("law", "true"), [("chinchilla", CHINCHILLA_TRUE), ("kaplan", KAPLAN_TRUE)])
 def test_fit_recovers_a_known_error_law(law, true):
     fit = fit_error_law(known_grid(law, true), law)
-    for name, value in true.items():
-        assert fit.params[name] == pytest.approx(value, rel=2e-3), name
+    assert type(fit.params) is type(true)
+    for name, value in true._asdict().items():
+        assert getattr(fit.params, name) == pytest.approx(value, rel=2e-3), name
 
 
 def test_table2_needs_the_interaction_of_kaplans_form():

@@ -6,7 +6,7 @@ import argparse
 import time
 from pathlib import Path
 
-from jaxscale.cli.fit import add_table_arguments, load_table
+from jaxscale.cli.fit import add_table_arguments, chosen_law, load_table
 
 #: Default budgets (FLOP) of the N*(C) and loss bands.
 BAND_BUDGETS = (1e18, 1e27)
@@ -45,8 +45,6 @@ def _check_options(args: argparse.Namespace) -> None:
             raise ValueError(f"--{name} must be >= 1, got {getattr(args, name)}")
     if args.warmup < 0:
         raise ValueError(f"--warmup must be >= 0, got {args.warmup}")
-    if args.drop_highest < 0:
-        raise ValueError(f"--drop-highest must be >= 0, got {args.drop_highest}")
     if not 0 < args.target_accept < 1:
         raise ValueError(f"--target-accept must be in (0, 1), got {args.target_accept}")
     if args.gamma_uncertainty and args.law != "chinchilla":
@@ -60,17 +58,17 @@ def run(args: argparse.Namespace) -> int:
     _check_options(args)
     from jaxscale.inference import refit
     from jaxscale.inference.sample import NutsConfig
-    from jaxscale.runs import drop_highest_loss
 
-    table = drop_highest_loss(load_table(args), args.drop_highest)
+    table = load_table(args)
+    law = chosen_law(args)
     if args.laplace:
-        fit = refit.approximate_posterior(table, args.law, seed=args.seed)
+        fit = refit.approximate_posterior(table, law, seed=args.seed)
     else:
         config = NutsConfig(chains=args.chains, warmup=args.warmup, samples=args.samples,
                             seed=args.seed, target_accept=args.target_accept,
                             progress_bar=not args.no_progress)
-        fit = refit.sample_posterior(table, args.law, config)
-    reconciled = (refit.reconcile_draws(fit, args.gamma_uncertainty, args.seed)
+        fit = refit.sample_posterior(table, law, config)
+    reconciled = (refit.reconciled_exponent_draws(fit, args.gamma_uncertainty, args.seed)
                   if args.law == "chinchilla" else None)
     numbers = refit.report(fit, table, reconciled)
     numbers["drop_highest"] = args.drop_highest
@@ -86,23 +84,22 @@ def run(args: argparse.Namespace) -> int:
 def _write_outputs(fit, reconciled, out: Path) -> list[str]:
     import numpy as np
 
-    from jaxscale.inference import derived, diagnostics
+    from jaxscale.allocation import optimal_allocation
+    from jaxscale.inference import diagnostics
     from jaxscale.plots import bayes as plots
 
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     if fit.idata is not None:
         paths.append(diagnostics.save_netcdf(fit.idata, out / "posterior.nc"))
-    figures = {}
-    if fit.law.name == "chinchilla":
-        bands = derived.optimal_bands(fit.params, np.logspace(*np.log10(BAND_BUDGETS), 40))
-        figures = {"corner": plots.corner_figure(fit.draws),
-                   "optimal_bands": plots.optimal_bands_figure(bands)}
-        if reconciled is not None:
-            figures["reconciled_exponent"] = plots.reconciled_exponent_figure(reconciled.exponents)
-    else:
-        figures = {"corner": plots.corner_figure(fit.draws, names=fit.law.params_type._fields,
-                                                 log_scale=("N_c", "D_c"))}
+    scales = [f for f, log in zip(fit.law.param_names, fit.law.log_scale) if log and f != "E"]
+    figures = {"corner": plots.corner_figure(fit.draws, names=fit.law.param_names, log_scale=scales,
+                                             law=fit.law.name)}
+    if fit.law.inputs == ("N", "D"):
+        bands = optimal_allocation(fit.law, fit.params, np.logspace(*np.log10(BAND_BUDGETS), 40))
+        figures["optimal_bands"] = plots.optimal_bands_figure(bands)
+    if reconciled is not None:
+        figures["reconciled_exponent"] = plots.reconciled_exponent_figure(reconciled.exponents)
     for name, fig in figures.items():
         paths.append(out / f"{name}.png")
         fig.savefig(paths[-1], dpi=110)

@@ -43,8 +43,10 @@ def add_table_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of every command that fits a runs table: the CSV, --law, --drop-highest
     and the column names (read them with :func:`load_table`)."""
     p.add_argument("runs", type=Path, help="CSV of runs (e.g. Epoch's chinchilla_svg_extracted_data.csv)")
-    p.add_argument("--law", choices=("chinchilla", "kaplan"), default="chinchilla",
-                   help="chinchilla: E + A/N^alpha + B/D^beta; kaplan: Kaplan et al. Eq. 1.5 (default: %(default)s)")
+    p.add_argument("--law", default="chinchilla", metavar="NAME",
+                   help="the law to fit, any of jaxscale.laws (chinchilla: E + A/N^alpha + B/D^beta; "
+                   "kaplan: Kaplan et al. Eq. 1.5; chinchilla-tied, kaplan-irreducible, pearce-song, ...; "
+                   "an unknown name lists them) (default: %(default)s)")
     p.add_argument("--drop-highest", type=int, default=0, metavar="K",
                    help="drop the K highest-loss runs first (Epoch drops 5; default: %(default)s)")
     for role, flag in (("model size N", "--n-col"), ("training tokens D", "--d-col"),
@@ -53,21 +55,32 @@ def add_table_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def load_table(args: argparse.Namespace):
-    """The validated runs table named by :func:`add_table_arguments`' arguments."""
-    from jaxscale.runs import load_runs
+    """The validated runs table named by :func:`add_table_arguments`' arguments, without its
+    ``--drop-highest`` highest-loss runs."""
+    from jaxscale.runs import drop_highest_loss, load_runs
 
-    return load_runs(args.runs, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col, loss_col=args.loss_col)
+    if args.drop_highest < 0:
+        raise ValueError(f"--drop-highest must be >= 0, got {args.drop_highest}")
+    table = load_runs(args.runs, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col, loss_col=args.loss_col)
+    return drop_highest_loss(table, args.drop_highest)
+
+
+def chosen_law(args: argparse.Namespace):
+    """The law named by ``--law`` (``--tied-exponents`` turns chinchilla into chinchilla-tied)."""
+    from jaxscale.laws.registry import law_by_name
+
+    if getattr(args, "tied_exponents", False):
+        if args.law != "chinchilla":
+            raise ValueError("--tied-exponents applies to --law chinchilla only")
+        return law_by_name("chinchilla-tied")
+    return law_by_name(args.law)
 
 
 def _check_options(args: argparse.Namespace) -> None:
-    if args.drop_highest < 0:
-        raise ValueError(f"--drop-highest must be >= 0, got {args.drop_highest}")
     if args.bootstrap < 0 or args.bootstrap == 1:
         raise ValueError(f"--bootstrap must be 0 (none) or >= 2, got {args.bootstrap}")
     if args.asymmetry is not None and not args.asymmetry > 0:
         raise ValueError(f"--asymmetry must be > 0, got {args.asymmetry}")
-    if args.tied_exponents and args.law != "chinchilla":
-        raise ValueError("--tied-exponents applies to --law chinchilla only")
     if args.out.exists() and not args.out.is_dir() and not args.no_figures:
         raise NotADirectoryError(f"--out {args.out} exists and is not a directory")
 
@@ -88,12 +101,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _approach3(args: argparse.Namespace, table) -> dict:
-    from jaxscale.fit.allocation import optimal_allocation
+    from jaxscale.allocation import allocation_table
     from jaxscale.fit.approach3 import fit_approach3
     from jaxscale.fit.bootstrap import bootstrap
 
-    common = dict(law=args.law, tied_exponents=args.tied_exponents, asymmetry=args.asymmetry)
-    fit = fit_approach3(table.n, table.d, table.loss, drop_highest=args.drop_highest, **common)
+    common = dict(law=chosen_law(args), asymmetry=args.asymmetry)
+    fit = fit_approach3(table, **common)
     numbers = {"law": fit.law.name, "method": "approach3", **fit.summary(),
                "n_starts": fit.n_starts, "n_converged": fit.n_converged, "fit_seconds": fit.seconds}
     boot = None
@@ -102,16 +115,16 @@ def _approach3(args: argparse.Namespace, table) -> dict:
         numbers.update(se=boot.se(), ci95=boot.ci95(), bootstrap_resamples=args.bootstrap,
                        bootstrap_converged=int(boot.converged.sum()), bootstrap_seconds=boot.seconds,
                        seed=args.seed)
-    budgets = args.compute or [float(table.c.max())]
-    numbers["allocation"] = optimal_allocation(fit, budgets, boot)
+    if fit.law.inputs == ("N", "D"):
+        budgets = args.compute or [float(table.c.max())]
+        draws = None if boot is None else type(boot.params)(*(v[boot.converged] for v in boot.params))
+        numbers["allocation"] = allocation_table(fit.law, fit.params, budgets, draws)
     if args.likelihood:
         numbers["likelihood"] = _likelihood(args, table)
     if args.holdout_threshold is not None:
         from jaxscale.fit.holdout import holdout_check
-        from jaxscale.runs import drop_highest_loss
 
-        kept = drop_highest_loss(table, args.drop_highest)
-        held = holdout_check(kept.n, kept.d, kept.loss, args.holdout_threshold, by=args.holdout_by, **common)
+        held = holdout_check(table, args.holdout_threshold, by=args.holdout_by, **common)
         numbers["holdout"] = held.summary()
     if not args.no_figures:
         numbers["files"] = _write_approach3_files(fit, boot, args.out)
@@ -120,13 +133,12 @@ def _approach3(args: argparse.Namespace, table) -> dict:
 
 def _likelihood(args: argparse.Namespace, table) -> dict:
     from jaxscale.fit.likelihood import fit_likelihood, likelihood_ratio_test
-    from jaxscale.laws.chinchilla import CHINCHILLA
+    from jaxscale.laws import chinchilla
 
-    if args.law != "chinchilla" or args.tied_exponents:
+    if chosen_law(args) is not chinchilla.LAW:
         raise ValueError("--likelihood applies to the chinchilla law with free exponents")
-    ml = fit_likelihood(table.n, table.d, table.loss, drop_highest=args.drop_highest)
-    test = likelihood_ratio_test(table.n, table.d, table.loss, CHINCHILLA, fit=ml,
-                                 drop_highest=args.drop_highest)
+    ml = fit_likelihood(table)
+    test = likelihood_ratio_test(table, chinchilla.CHINCHILLA, fit=ml)
     return {**ml.summary(), "lr_test_vs_chinchilla": test}
 
 
@@ -148,9 +160,6 @@ def _write_approach3_files(fit, boot, out: Path) -> list[str]:
 
 
 def _allocation_method(args: argparse.Namespace, table) -> dict:
-    from jaxscale.runs import drop_highest_loss
-
-    table = drop_highest_loss(table, args.drop_highest) if args.drop_highest else table
     if args.method == "approach1":
         from jaxscale.fit.approach1 import fit_approach1
 

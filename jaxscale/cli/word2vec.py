@@ -136,6 +136,22 @@ def run_neighbours(args: argparse.Namespace) -> int:
     return 0
 
 
+def save_scaling_report(report: dict, out: Path) -> None:
+    """``report.json``, the accuracy grid and the frontier figure under ``out``."""
+    from jaxscale.experiments.word2vec_scaling import error_law_by_name, predicted_error
+    from jaxscale.io.json_native import write_json
+    from jaxscale.plots.word2vec import accuracy_grid_figure, frontier_figure
+
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "report.json", report)
+    law = error_law_by_name(report["law"])
+    params = law.params_type(**report["params"])
+    accuracy_grid_figure(report["rows"]).savefig(out / "accuracy_grid.png", dpi=120)
+    frontier = frontier_figure(report["rows"], lambda d, t: predicted_error(law, params, d, t), report["kappa"],
+                               report["optimal"], f"fitted {law.formula}")
+    frontier.savefig(out / "frontier.png", dpi=120)
+
+
 def run_scaling(args: argparse.Namespace) -> int:
     from jaxscale.cli._output import print_json
     from jaxscale.experiments.word2vec_scaling import (
@@ -147,7 +163,7 @@ def run_scaling(args: argparse.Namespace) -> int:
     if args.published == (args.corpus is not None):
         raise ValueError("give either a CORPUS to train the grid on or --published (Mikolov 2013a Table 2)")
     if args.published:
-        report = run_published_study(args.out, law=args.law, budget=args.budget)
+        report = run_published_study(law=args.law, budget=args.budget)
     else:
         given = {
             "dims": tuple(args.dims) if args.dims else None,
@@ -159,6 +175,7 @@ def run_scaling(args: argparse.Namespace) -> int:
         grid = ScalingGrid(**{k: v for k, v in given.items() if v is not None})
         report = run_scaling_study(args.corpus, args.out, grid, law=args.law, budget=args.budget,
                                    progress=not args.json)
+    save_scaling_report(report, args.out)
     if args.json:
         print_json(report)
         return 0

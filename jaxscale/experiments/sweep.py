@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 
 from jaxscale import runs_schema as rs
 from jaxscale.experiments.presets import ModelSize, SweepConfig
-from jaxscale.fit.power_law import fit_power_law
+from jaxscale.power_law import fit_power_law
 from jaxscale.frontier import compute_frontier
 from jaxscale.models.transformer import TransformerConfig
 from jaxscale.numerics import float64

@@ -4,7 +4,8 @@ The study trains a grid of models over vector dimension d and training words T (
 one normalised corpus), scores each on the analogy test restricted to the 30k most frequent
 words (every cell answers the same questions: those inside the top-30k vocabulary of every
 corpus size, as Table 2 fixes its question subset), and fits the analogy error with two laws,
-using the project's Approach-3 engine (:func:`jaxscale.fit.approach3.fit_approach3`):
+using the project's Approach-3 engine (:func:`jaxscale.fit.approach3.fit_approach3`) and the
+laws of :mod:`jaxscale.laws.word2vec_error`:
 
 - ``kaplan`` (default): Kaplan et al. (2020) Eq. 1.5 with (N, D) -> (d, T),
   err(d, T) = [(d_c / d)^(alpha_d / alpha_T) + T_c / T]^alpha_T. Its two terms share one
@@ -24,7 +25,8 @@ solver :func:`jaxscale.optimal.optimal_n`; the local exponent d log d* / d log b
 ``jax.grad`` through that solve (:func:`jaxscale.optimal.local_exponent`).
 
 Each finished cell is saved under ``out/cells/`` at once, so a killed study resumes without
-losing finished work. ``published_rows`` gives Table 2 itself, to fit without training.
+losing finished work. ``published_rows`` gives Table 2 itself, to fit without training. The
+study returns its report; the CLI saves it with the figures of :mod:`jaxscale.plots.word2vec`.
 """
 
 from __future__ import annotations
@@ -32,15 +34,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from jaxscale.fit.forms import CHINCHILLA, KAPLAN_ND, LogLaw, exp_first_two, grid
 from jaxscale.io.json_native import json_native, write_json
+from jaxscale.laws import word2vec_error
+from jaxscale.laws.law import Law
 
 #: Mikolov et al. 2013a, Table 2: CBOW accuracy [%] on the top-30k subset of the analogy test,
 #: rows = dimensionality, columns = training words (3 epochs, Google News subsets).
@@ -57,70 +59,11 @@ TABLE2_ACCURACY = (
 TABLE2_SETTING = {"model": "cbow", "loss": "hs", "window": 4, "vocab_size": 30_000, "epochs": 3}
 
 
-@dataclass(frozen=True)
-class ErrorLaw:
-    """A law of analogy error in (d, T): the log-space form the fitting engine fits, and
-    ``log_error(theta, log d, log T)``, the same law computed elementwise (``logaddexp``, no
-    shared shift, so no overflow even for steep fits) for the optimum solver and the figures."""
-
-    name: str
-    formula: str
-    form: LogLaw
-    log_error: Callable[[Any, Any, Any], Any]
-    to_theta: Callable[[dict[str, float]], np.ndarray]  # fitted natural parameters -> theta
-    exponents: tuple[str, str]  # the fitted exponents, which must be > 0 for an optimum to exist
+#: The laws the study fits, by their short names (:mod:`jaxscale.laws.word2vec_error`).
+ERROR_LAWS: dict[str, Law] = {"kaplan": word2vec_error.KAPLAN, "chinchilla": word2vec_error.CHINCHILLA}
 
 
-def kaplan_log_error(theta: Any, log_d: Any, log_t: Any) -> Any:
-    """log err = alpha_T log[(d_c/d)^(alpha_d/alpha_T) + T_c/T] (Kaplan Eq. 1.5 with N, D -> d, T);
-    theta = (log d_c, log T_c, alpha_d, alpha_T)."""
-    import jax.numpy as jnp
-
-    log_dc, log_tc, alpha_d, alpha_t = theta
-    return alpha_t * jnp.logaddexp((alpha_d / alpha_t) * (log_dc - log_d), log_tc - log_t)
-
-
-def chinchilla_log_error(theta: Any, log_d: Any, log_t: Any) -> Any:
-    """log err = log(E + A d^-alpha + B T^-beta) (Chinchilla Eq. 2); theta = (log A, log B, log E, alpha, beta)."""
-    import jax.numpy as jnp
-
-    a, b, e, alpha, beta = theta
-    return jnp.logaddexp(jnp.logaddexp(a - alpha * log_d, b - beta * log_t), e)
-
-
-KAPLAN_ERROR = ErrorLaw(
-    name="kaplan",
-    formula="err(d, T) = [(d_c/d)^(alpha_d/alpha_T) + T_c/T]^alpha_T",
-    form=dataclasses.replace(
-        KAPLAN_ND,
-        name="word2vec-error-kaplan",
-        natural=exp_first_two(("d_c", "T_c", "alpha_d", "alpha_T")),
-        inputs=("dim", "words"),
-        init_grid=grid(log_dc=(-4.0, -1.0, 2.0, 5.0, 8.0), log_tc=(8.0, 12.0, 16.0, 20.0, 24.0),
-                       alpha_d=(0.05, 0.15, 0.4, 1.0), alpha_t=(0.05, 0.15, 0.4, 1.0)),
-    ),
-    log_error=kaplan_log_error,
-    to_theta=lambda p: np.array([math.log(p["d_c"]), math.log(p["T_c"]), p["alpha_d"], p["alpha_T"]]),
-    exponents=("alpha_d", "alpha_T"),
-)
-CHINCHILLA_ERROR = ErrorLaw(
-    name="chinchilla",
-    formula="err(d, T) = E + A d^-alpha + B T^-beta",
-    form=dataclasses.replace(
-        CHINCHILLA,
-        name="word2vec-error-chinchilla",
-        inputs=("dim", "words"),
-        init_grid=grid(a=(-2.0, 0.0, 2.0), b=(0.0, 4.0, 8.0), e=(-2.0, -0.7, -0.2, -0.05),
-                       alpha=(0.2, 0.5, 1.0), beta=(0.1, 0.3, 0.6)),
-    ),
-    log_error=chinchilla_log_error,
-    to_theta=lambda p: np.array([math.log(p["A"]), math.log(p["B"]), math.log(p["E"]), p["alpha"], p["beta"]]),
-    exponents=("alpha", "beta"),
-)
-ERROR_LAWS: dict[str, ErrorLaw] = {law.name: law for law in (KAPLAN_ERROR, CHINCHILLA_ERROR)}
-
-
-def error_law_by_name(name: str) -> ErrorLaw:
+def error_law_by_name(name: str) -> Law:
     """``kaplan`` or ``chinchilla``."""
     try:
         return ERROR_LAWS[name]
@@ -150,7 +93,7 @@ class ScalingGrid:
     def __post_init__(self) -> None:
         if not self.dims or not self.words:
             raise ValueError("the grid needs at least one dimension and one corpus size")
-        need = max(law.form.n_params for law in ERROR_LAWS.values()) + 1
+        need = max(law.n_params for law in ERROR_LAWS.values()) + 1
         if len(self.dims) * len(self.words) < need:
             raise ValueError(
                 f"the grid has {len(self.dims) * len(self.words)} cells; fitting the 5-parameter law needs at least {need}"
@@ -253,54 +196,55 @@ def run_grid(corpus: str | Path, out: str | Path, grid_: ScalingGrid, progress: 
     return rows
 
 
-def fit_error_law(rows: list[dict], law: ErrorLaw | str = "kaplan"):
-    """Approach-3 fit of err(d, T) to the grid rows (error clipped away from 0)."""
+def grid_table(rows: list[dict]):
+    """The grid's cells as a runs table (d in the size column, T in the tokens column, the
+    error, clipped away from 0, as the loss), validated once."""
+    from jaxscale.runs import from_arrays
+
+    return from_arrays([r["dim"] for r in rows], [r["words"] for r in rows],
+                       np.clip([r["error"] for r in rows], 1e-6, None))
+
+
+def fit_error_law(rows: list[dict], law: Law | str = "kaplan"):
+    """Approach-3 fit of err(d, T) to the grid rows."""
     from jaxscale.fit.approach3 import fit_approach3
 
     law = error_law_by_name(law) if isinstance(law, str) else law
-    dims = np.array([r["dim"] for r in rows], dtype=np.float64)
-    words = np.array([r["words"] for r in rows], dtype=np.float64)
-    error = np.clip(np.array([r["error"] for r in rows], dtype=np.float64), 1e-6, None)
-    return fit_approach3(dims, words, error, law=law.form)
+    return fit_approach3(grid_table(rows), law=law)
 
 
-def predicted_error(law: ErrorLaw, params: dict[str, float], dims: Any, words: Any) -> np.ndarray:
+def predicted_error(law: Law, params: NamedTuple, dims: Any, words: Any) -> np.ndarray:
     """The fitted law's error at (d, T) (float64, broadcast)."""
     import jax
-    import jax.numpy as jnp
 
     with jax.enable_x64(True):
-        log_d, log_t = jnp.log(np.asarray(dims, np.float64)), jnp.log(np.asarray(words, np.float64))
-        return np.exp(np.asarray(law.log_error(law.to_theta(params), log_d, log_t)))
+        return np.asarray(law.loss(np.asarray(dims, np.float64), np.asarray(words, np.float64), params))
 
 
-def rms_points(law: ErrorLaw, params: dict[str, float], rows: list[dict]) -> float:
+def rms_points(law: Law, params: NamedTuple, rows: list[dict]) -> float:
     """Root-mean-square residual of the fitted law, in accuracy points."""
     fitted = predicted_error(law, params, [r["dim"] for r in rows], [r["words"] for r in rows])
     observed = np.array([r["error"] for r in rows])
     return float(100.0 * np.sqrt(np.mean((fitted - observed) ** 2)))
 
 
-def compute_optimal_split(law: ErrorLaw, params: dict[str, float], budget: float, kappa: float) -> dict[str, float]:
+def compute_optimal_split(law: Law, params: NamedTuple, budget: float, kappa: float) -> dict[str, float]:
     """The (d, T) minimising the fitted error on the budget kappa x d x T = ``budget``, and
     a = d log d* / d log budget (autodiff through the solve; T* grows as budget^(1 - a)).
 
     :func:`jaxscale.optimal.optimal_log_n` solves the C = 6 N D problem, here with C = 6 budget /
-    kappa and the law's log error (same minimiser, and finite over the solver's whole bracket);
-    one solve gives log d* and, by its implicit derivative, a.
+    kappa, in the law's log space (finite over the solver's whole bracket); one solve gives
+    log d* and, by its implicit derivative, a.
     """
     import jax
     import jax.numpy as jnp
 
     from jaxscale.optimal import optimal_log_n
 
-    def log_error(d, t, theta):
-        return law.log_error(theta, jnp.log(d), jnp.log(t))
-
     with jax.enable_x64(True):
-        theta = jnp.asarray(law.to_theta(params))
+        params = type(params)(*(jnp.asarray(v, jnp.float64) for v in params))
         log_c = jnp.log(6.0 * budget / kappa)
-        log_dim, exponent = jax.value_and_grad(lambda y: optimal_log_n(log_error, theta, y))(log_c)
+        log_dim, exponent = jax.value_and_grad(lambda y: optimal_log_n(law, params, y))(log_c)
         dim, exponent = math.exp(float(log_dim)), float(exponent)
     words = budget / (kappa * dim)
     err = float(predicted_error(law, params, dim, words))
@@ -308,68 +252,57 @@ def compute_optimal_split(law: ErrorLaw, params: dict[str, float], budget: float
             "predicted_accuracy": 100.0 * (1.0 - err), "exponent_dim": exponent, "exponent_words": 1.0 - exponent}
 
 
+def exponents_positive(law: Law, params: NamedTuple) -> bool:
+    """Whether every fitted exponent (the coordinates that are not scales) is > 0: only then
+    does the error fall along both d and T, and a budget has a trade-off to optimise."""
+    return all(float(v) > 0 for v, log in zip(params, law.log_scale) if not log)
+
+
 def fit_report(rows: list[dict], kappa: float, budget: float, law: str = "kaplan") -> dict:
     """Fit every error law to ``rows``; the split of ``budget`` under ``law`` (None when a fitted
     exponent is <= 0: no trade-off to optimise)."""
-    fits = {}
+    fits, params = {}, {}
     for name, candidate in ERROR_LAWS.items():
         fit = fit_error_law(rows, candidate)
-        fits[name] = {"formula": candidate.formula, "params": fit.params, "objective": fit.objective,
+        params[name] = fit.params
+        fits[name] = {"formula": candidate.formula, "params": fit.params._asdict(), "objective": fit.objective,
                       "rms_points": rms_points(candidate, fit.params, rows)}
     chosen = error_law_by_name(law)
-    params = fits[law]["params"]
-    usable = min(params[name] for name in chosen.exponents) > 0
+    usable = exponents_positive(chosen, params[law])
     return {
         "law": law,
         "formula": chosen.formula,
-        "params": params,
+        "params": fits[law]["params"],
         "rms_points": fits[law]["rms_points"],
         "fits": fits,
         "kappa": kappa,
-        "optimal": compute_optimal_split(chosen, params, budget, kappa) if usable else None,
+        "optimal": compute_optimal_split(chosen, params[law], budget, kappa) if usable else None,
     }
 
 
-def write_report(report: dict, out: str | Path) -> dict:
-    """Save ``report.json``, the accuracy grid and the frontier figure under ``out``."""
-    from jaxscale.plots.word2vec import accuracy_grid_figure, frontier_figure
-
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "report.json", report)
-    law = error_law_by_name(report["law"])
-    accuracy_grid_figure(report["rows"]).savefig(out / "accuracy_grid.png", dpi=120)
-    frontier = frontier_figure(
-        report["rows"], lambda d, t: predicted_error(law, report["params"], d, t), report["kappa"],
-        report["optimal"], f"fitted {law.formula}",
-    )
-    frontier.savefig(out / "frontier.png", dpi=120)
-    return report
-
-
-def study_report(rows: list[dict], epochs: int, out: str | Path, *, law: str = "kaplan",
-                 budget: float | None = None, **about) -> dict:
-    """Fits, split and figures for finished ``rows``; ``budget`` defaults to the largest cell's
-    compute; ``about`` (source, grid) is stored with the report."""
+def study_report(rows: list[dict], epochs: int, *, law: str = "kaplan", budget: float | None = None,
+                 **about) -> dict:
+    """Fits and split for finished ``rows``; ``budget`` defaults to the largest cell's compute;
+    ``about`` (source, grid) is stored with the report."""
     # kappa = Q / d: Q is linear in d for a fixed vocabulary (use the largest cell's vocabulary)
     largest = max(rows, key=lambda r: (r["words"], r["dim"]))
     kappa = largest["q_per_word"] / largest["dim"] * epochs
     report = fit_report(rows, kappa, largest["compute"] if budget is None else budget, law)
-    return write_report({**report, **about, "rows": rows}, out)
+    return {**report, **about, "rows": rows}
 
 
 def run_scaling_study(
     corpus: str | Path, out: str | Path, grid_: ScalingGrid = ScalingGrid(), *,
     law: str = "kaplan", budget: float | None = None, progress: bool = True,
 ) -> dict:
-    """Grid, fits, compute-optimal split and figures; writes ``out/report.json`` and PNGs."""
+    """Grid (cells saved under ``out/cells``), fits and compute-optimal split."""
     error_law_by_name(law)
     rows = run_grid(corpus, out, grid_, progress)
-    return study_report(rows, grid_.epochs, out, law=law, budget=budget, source="trained",
+    return study_report(rows, grid_.epochs, law=law, budget=budget, source="trained",
                         grid=dataclasses.asdict(grid_))
 
 
-def run_published_study(out: str | Path, *, law: str = "kaplan", budget: float | None = None) -> dict:
-    """The same fits, split and figures on Mikolov 2013a Table 2 instead of trained cells."""
-    return study_report(published_rows(), TABLE2_SETTING["epochs"], out, law=law, budget=budget,
+def run_published_study(*, law: str = "kaplan", budget: float | None = None) -> dict:
+    """The same fits and split on Mikolov 2013a Table 2 instead of trained cells."""
+    return study_report(published_rows(), TABLE2_SETTING["epochs"], law=law, budget=budget,
                         source="Mikolov et al. 2013a, Table 2", grid=TABLE2_SETTING)

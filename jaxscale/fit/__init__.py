@@ -10,7 +10,7 @@
 - :mod:`~jaxscale.fit.approach1`, :mod:`~jaxscale.fit.approach2`: frontier and isoFLOP fits of
   N*(C), D*(C); :mod:`~jaxscale.fit.allocation`: N*(C), D*(C), D/N from a fit, with bands.
 - :mod:`~jaxscale.fit.holdout`: fit small runs, measure the error on the large ones.
-- :mod:`~jaxscale.fit.power_law`: least-squares power laws.
+- :mod:`~jaxscale.power_law`: least-squares power laws.
 
 Read runs with :func:`jaxscale.runs.load_runs`.
 """

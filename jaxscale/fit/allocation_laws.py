@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import jax.numpy as jnp
 import numpy as np
 
-from jaxscale.fit.power_law import fit_power_law
+from jaxscale.power_law import fit_power_law
 
 
 @dataclass(frozen=True)

@@ -3,24 +3,27 @@
 Resample the runs with replacement R times and refit each resample. A resample is a vector
 of counts w (how often each run was drawn), and the refit minimises the count-weighted Huber
 sum, so all R refits are the same problem with different weights: they run at once in one
-jit-compiled call, each warm-started from the full-data optimum. The spread of the refits
-gives standard errors, the covariance and 95% percentile intervals of every parameter and of
-the allocation exponents a = beta/(alpha+beta), b = alpha/(alpha+beta).
+jit-compiled call, each warm-started from the full-data optimum. The refits are the law's own
+parameters with a leading axis of R; their spread gives standard errors, the covariance and 95%
+percentile intervals of every parameter and of the law's closed-form derived quantities (for
+Chinchilla a = beta/(alpha+beta), b = alpha/(alpha+beta), G).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxscale.allocation import derived_draws
 from jaxscale.fit import lbfgs
-from jaxscale.fit.approach3 import FitResult, allocation_exponents
-from jaxscale.fit.forms import CHINCHILLA, CHINCHILLA_TIED
+from jaxscale.fit.approach3 import FitResult, floats
 from jaxscale.fit.objective import FitData, huber_fn
+from jaxscale.laws.law import Law
 from jaxscale.numerics import float64
 
 N_RESAMPLES = 4000
@@ -32,15 +35,21 @@ WARM_START = lbfgs.Options(max_iter=1000, ftol=0.0, gtol=1e-12, backtrack=0.1)
 
 @dataclass(frozen=True)
 class BootstrapResult:
-    """Refits of R resamples: ``draws`` maps each parameter name to its R values, ``theta``
-    holds the fitted (log-space) parameter vectors, shape (R, p)."""
+    """Refits of R resamples: ``params`` is the law's NamedTuple with [R] arrays as fields,
+    ``vectors`` the fitted unconstrained coordinates, shape (R, p)."""
 
-    draws: dict[str, np.ndarray]
-    theta: np.ndarray
+    law: Law
+    params: NamedTuple
+    vectors: np.ndarray
     objective: np.ndarray
     converged: np.ndarray
     seed: int
     seconds: float
+
+    @property
+    def draws(self) -> dict[str, np.ndarray]:
+        """Every parameter and closed-form derived quantity, [R] values each."""
+        return {**self.params._asdict(), **derived_draws(self.law, self.params)}
 
     @property
     def names(self) -> list[str]:
@@ -50,11 +59,11 @@ class BootstrapResult:
         return {k: v[self.converged] for k, v in self.draws.items()}
 
     def se(self) -> dict[str, float]:
-        """Bootstrap standard error of each parameter (sample std, ddof 1)."""
+        """Bootstrap standard error of each quantity (sample std, ddof 1)."""
         return {k: float(np.std(v, ddof=1)) for k, v in self._ok().items()}
 
     def cov(self) -> np.ndarray:
-        """Covariance matrix of the parameters, in the order of :attr:`names`."""
+        """Covariance matrix of the quantities, in the order of :attr:`names`."""
         return np.cov(np.stack(list(self._ok().values())))
 
     def ci95(self) -> dict[str, tuple[float, float]]:
@@ -93,14 +102,11 @@ def bootstrap(fit: FitResult, n_resamples: int = N_RESAMPLES, seed: int = 0, *,
     data = FitData(*(jnp.broadcast_to(x, counts.shape) for x in base[:3]), jnp.asarray(counts))
     t0 = time.perf_counter()
     solve = lbfgs.solver(huber_fn(fit.law, fit.delta, fit.asymmetry), options, batch="data")
-    sol = jax.block_until_ready(solve(jnp.asarray(fit.theta), data))
+    sol = jax.block_until_ready(solve(jnp.asarray(fit.vector), data))
     seconds = time.perf_counter() - t0
-    theta = np.asarray(sol.theta)
-    draws = dict(fit.law.natural(theta))
-    if fit.law in (CHINCHILLA, CHINCHILLA_TIED):
-        draws.update(allocation_exponents(draws))
+    vectors = np.asarray(sol.theta)
     return BootstrapResult(
-        draws={k: np.asarray(v, np.float64) for k, v in draws.items()}, theta=theta,
-        objective=np.asarray(sol.value), converged=np.asarray(sol.converged) & np.all(np.isfinite(theta), axis=1),
+        law=fit.law, params=floats(fit.law.from_vector(vectors)), vectors=vectors,
+        objective=np.asarray(sol.value), converged=np.asarray(sol.converged) & np.all(np.isfinite(vectors), axis=1),
         seed=seed, seconds=seconds,
     )

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from jax.typing import ArrayLike
 
 from jaxscale.fit.approach3 import FitResult, fit_approach3
+from jaxscale.runs import RunsTable
 
 
 @dataclass(frozen=True)
@@ -25,14 +25,12 @@ class HoldoutResult:
     fit: FitResult
     by: str
     threshold: float
-    x1: np.ndarray
-    x2: np.ndarray
-    loss: np.ndarray
+    heldout: RunsTable
     predicted: np.ndarray
 
     @property
     def relative_error(self) -> np.ndarray:
-        return (self.predicted - self.loss) / self.loss
+        return (self.predicted - self.heldout.loss) / self.heldout.loss
 
     def summary(self) -> dict[str, float]:
         err = self.relative_error
@@ -44,20 +42,19 @@ class HoldoutResult:
         }
 
 
-def holdout_check(n: ArrayLike, d: ArrayLike, loss: ArrayLike, threshold: float, *,
-                  by: str = "n", **fit_kwargs) -> HoldoutResult:
-    """Fit on runs with N (``by="n"``) or C = 6ND (``by="c"``) below ``threshold``, predict
-    the rest. ``fit_kwargs`` go to :func:`~jaxscale.fit.approach3.fit_approach3`."""
-    n, d, loss = (np.asarray(v, np.float64).ravel() for v in (n, d, loss))
+def holdout_check(runs: RunsTable, threshold: float, *, by: str = "n", **fit_kwargs) -> HoldoutResult:
+    """Fit on runs with N (``by="n"``) or C (``by="c"``) below ``threshold``, predict the rest.
+    ``fit_kwargs`` go to :func:`~jaxscale.fit.approach3.fit_approach3`."""
     if by not in ("n", "c"):
         raise ValueError(f"holdout by must be 'n' or 'c', got {by!r}")
-    size = n if by == "n" else 6.0 * n * d
+    size = runs.n if by == "n" else runs.c
     small = size < threshold
     if small.all() or not small.any():
         raise ValueError(
             f"holdout threshold {threshold:g} on {by.upper()} leaves {int(small.sum())} runs to fit and "
             f"{int((~small).sum())} to predict; choose a value between {size.min():g} and {size.max():g}"
         )
-    fit = fit_approach3(n[small], d[small], loss[small], **fit_kwargs)
-    return HoldoutResult(fit=fit, by=by, threshold=float(threshold), x1=n[~small], x2=d[~small],
-                         loss=loss[~small], predicted=fit.predict(n[~small], d[~small]))
+    fit = fit_approach3(runs.select(small), **fit_kwargs)
+    heldout = runs.select(~small)
+    return HoldoutResult(fit=fit, by=by, threshold=float(threshold), heldout=heldout,
+                         predicted=fit.predict(*heldout.law_inputs(fit.law.inputs)))

@@ -13,6 +13,7 @@ p the number of law parameters fixed by the null (Wilks 1938).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
@@ -20,12 +21,13 @@ from jax.typing import ArrayLike
 from scipy.stats import chi2
 
 from jaxscale.fit import lbfgs
-from jaxscale.fit.approach3 import FitResult, allocation_exponents, check_inputs, resolve_law
-from jaxscale.fit.forms import CHINCHILLA, CHINCHILLA_TIED, LogLaw
-from jaxscale.fit.objective import DELTA, fit_data, nll_fn, residuals
-from jaxscale.laws import chinchilla as chinchilla_law
-from jaxscale.laws.chinchilla import ChinchillaParams
+from jaxscale.fit.approach3 import FitResult, check_size, floats
+from jaxscale.fit.objective import DELTA, FitData, fit_data, nll_fn, residuals
+from jaxscale.laws import chinchilla
+from jaxscale.laws.law import Law
+from jaxscale.laws.registry import law_by_name
 from jaxscale.numerics import float64
+from jaxscale.runs import RunsTable
 
 #: Tolerances of the likelihood fit (one problem per start: tighter than the multistart).
 LIKELIHOOD = lbfgs.Options(max_iter=5000, ftol=1e-15, gtol=1e-10)
@@ -33,94 +35,85 @@ LIKELIHOOD = lbfgs.Options(max_iter=5000, ftol=1e-15, gtol=1e-10)
 
 @dataclass(frozen=True)
 class LikelihoodFit:
-    """Maximum-likelihood fit: natural ``params``, ``sigma``, the minimum ``nll``."""
+    """Maximum-likelihood fit: the law's ``params``, ``sigma``, the minimum ``nll``."""
 
-    law: LogLaw
-    theta: np.ndarray
-    params: dict[str, float]
+    law: Law
+    vector: np.ndarray
+    params: NamedTuple
     sigma: float
     nll: float
     n_points: int
 
-    def summary(self) -> dict[str, float]:
-        out = dict(self.params)
-        if self.law in (CHINCHILLA, CHINCHILLA_TIED):
-            out.update({k: float(v) for k, v in allocation_exponents(out).items()})
-        return {**out, "sigma": self.sigma, "nll": self.nll, "n_points": self.n_points}
+    @float64
+    def summary(self) -> dict[str, Any]:
+        derived = {k: float(v) for k, v in self.law.derived(self.params).items()}
+        return {**self.params._asdict(), **derived, "sigma": self.sigma, "nll": self.nll, "n_points": self.n_points}
 
 
-def theta_of_chinchilla(p: ChinchillaParams) -> np.ndarray:
-    """theta = (log A, log B, log E, alpha, beta) of a Chinchilla parameter set."""
-    return np.array([np.log(p.A), np.log(p.B), np.log(p.E), p.alpha, p.beta], dtype=np.float64)
-
-
-def _sigma_start(law: LogLaw, theta: np.ndarray, data, delta: float) -> float:
+def _sigma_start(law: Law, vector: np.ndarray, data: FitData, delta: float) -> float:
     """log sigma where the NLL's sigma-derivative vanishes for mostly-linear Huber terms:
     sigma = delta * mean |r| (clipped away from 0)."""
-    r = np.asarray(residuals(law, jnp.asarray(theta), data))
+    r = np.asarray(residuals(law, jnp.asarray(vector), data))
     return float(np.log(max(delta * np.mean(np.abs(r)), 1e-300)))
+
+
+def _data(law: Law, runs: RunsTable) -> FitData:
+    return fit_data(*runs.law_inputs(law.inputs), runs.loss)
 
 
 @float64
 def fit_likelihood(
-    n: ArrayLike, d: ArrayLike, loss: ArrayLike, *,
-    law: str | LogLaw = CHINCHILLA, starts: ArrayLike | None = None, drop_highest: int = 0,
+    runs: RunsTable, *, law: str | Law = "chinchilla", starts: ArrayLike | None = None,
     delta: float = DELTA, options: lbfgs.Options = LIKELIHOOD,
 ) -> LikelihoodFit:
     """Maximise the Huber likelihood over (theta, log sigma).
 
-    ``starts`` (k, p) are starting thetas (default: Hoffmann et al.'s published values, as
+    ``starts`` (k, p) are starting vectors (default: Hoffmann et al.'s published values, as
     Besiroglu et al. do, for the Chinchilla law; else the law's grid); each gets the sigma
     start :func:`_sigma_start`; the best of the k converged fits is returned.
     """
-    law = resolve_law(law)
-    x1, x2, y = check_inputs(law, n, d, loss, drop_highest)
-    data = fit_data(x1, x2, y)
+    law = law_by_name(law)
+    check_size(law, runs)
+    data = _data(law, runs)
     if starts is None:
-        starts = theta_of_chinchilla(chinchilla_law.CHINCHILLA)[None] if law is CHINCHILLA else law.init_grid()
+        starts = law.to_vector(chinchilla.CHINCHILLA)[None] if law is chinchilla.LAW else law.init_grid()
     starts = np.atleast_2d(np.asarray(starts, np.float64))
     if starts.shape[1] != law.n_params:
-        raise ValueError(f"starts must have {law.n_params} columns {law.param_names}; got {starts.shape}")
+        raise ValueError(f"starts must have {law.n_params} columns {law.vector_names}; got {starts.shape}")
     with_sigma = np.array([np.append(t, _sigma_start(law, t, data, delta)) for t in starts])
     sol = lbfgs.solver(nll_fn(law, delta), options)(jnp.asarray(with_sigma), data)
     value = np.where(np.asarray(sol.converged), np.asarray(sol.value), np.inf)
     best = int(np.argmin(value))
     if not np.isfinite(value[best]):
         raise ValueError("the likelihood fit did not converge from any start")
-    theta = np.asarray(sol.theta[best])
+    vector = np.asarray(sol.theta[best])[:-1]
     return LikelihoodFit(
-        law=law, theta=theta[:-1],
-        params={k: float(v) for k, v in law.natural(theta[:-1]).items()},
-        sigma=float(np.exp(theta[-1])), nll=float(value[best]), n_points=len(y),
+        law=law, vector=vector, params=floats(law.from_vector(vector)),
+        sigma=float(np.exp(sol.theta[best][-1])), nll=float(value[best]), n_points=len(runs),
     )
 
 
 @float64
-def nll_at(fit: LikelihoodFit | FitResult, theta: ArrayLike, x1: ArrayLike, x2: ArrayLike,
-           y: ArrayLike, delta: float = DELTA) -> float:
-    """min over sigma of the NLL at fixed ``theta`` (a one-dimensional problem, solved exactly
-    by L-BFGS in log sigma)."""
-    data = fit_data(x1, x2, y)
-    theta = jnp.asarray(theta, jnp.float64)
-    nll = nll_fn(fit.law, delta)
-    profile = lambda log_sigma, data: nll(jnp.append(theta, log_sigma[0]), data)
-    start = jnp.array([_sigma_start(fit.law, np.asarray(theta), data, delta)])
+def nll_at(law: Law, vector: ArrayLike, runs: RunsTable, delta: float = DELTA) -> float:
+    """min over sigma of the NLL at a fixed law ``vector`` (a one-dimensional problem, solved
+    exactly by L-BFGS in log sigma)."""
+    data = _data(law, runs)
+    vector = jnp.asarray(vector, jnp.float64)
+    nll = nll_fn(law, delta)
+    profile = lambda log_sigma, data: nll(jnp.append(vector, log_sigma[0]), data)  # noqa: E731
+    start = jnp.array([_sigma_start(law, np.asarray(vector), data, delta)])
     sol = lbfgs.minimize(profile, start, data, LIKELIHOOD)
     return float(sol.value)
 
 
 @float64
-def likelihood_ratio_test(
-    n: ArrayLike, d: ArrayLike, loss: ArrayLike, reference: ChinchillaParams | ArrayLike, *,
-    fit: LikelihoodFit | None = None, drop_highest: int = 0, delta: float = DELTA,
-) -> dict[str, float]:
-    """Likelihood-ratio test of ``reference`` parameters (e.g. Chinchilla's published ones)
-    against the maximum-likelihood fit: statistic, degrees of freedom, p-value (chi^2)."""
-    fit = fit if fit is not None else fit_likelihood(n, d, loss, drop_highest=drop_highest, delta=delta)
-    theta0 = theta_of_chinchilla(reference) if isinstance(reference, ChinchillaParams) \
-        else np.asarray(reference, np.float64)
-    x1, x2, y = check_inputs(fit.law, n, d, loss, drop_highest)
-    nll_ref = nll_at(fit, theta0, x1, x2, y, delta)
+def likelihood_ratio_test(runs: RunsTable, reference: NamedTuple, *, fit: LikelihoodFit | None = None,
+                          law: str | Law = "chinchilla", delta: float = DELTA) -> dict[str, float]:
+    """Likelihood-ratio test of ``reference`` parameters of ``law`` (e.g. Chinchilla's
+    published ones) against the maximum-likelihood fit: statistic, degrees of freedom, p-value
+    (chi^2)."""
+    fit = fit if fit is not None else fit_likelihood(runs, law=law, delta=delta)
+    nll_ref = nll_at(fit.law, fit.law.to_vector(reference), runs, delta)
     stat = max(2.0 * (nll_ref - fit.nll), 0.0)
     df = fit.law.n_params
     return {"statistic": stat, "df": df, "p_value": float(chi2.sf(stat, df)),

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 from scipy.special import ndtr
 
-from jaxscale.fit.forms import LogLaw
+from jaxscale.laws.law import Law
 
 DELTA = 1e-3
 
@@ -51,9 +51,9 @@ def huber(r: jnp.ndarray, delta: float = DELTA) -> jnp.ndarray:
     return jnp.where(abs_r <= delta, 0.5 * r * r, delta * (abs_r - 0.5 * delta))
 
 
-def residuals(law: LogLaw, theta: jnp.ndarray, data: FitData) -> jnp.ndarray:
-    """log L - log Lhat: positive where the law under-predicts the loss."""
-    return data.log_y - law.log_loss(theta, data.log_x1, data.log_x2)
+def residuals(law: Law, theta: jnp.ndarray, data: FitData) -> jnp.ndarray:
+    """log L - log Lhat at the law's vector ``theta``: positive where the law under-predicts."""
+    return data.log_y - law.log_loss(law.from_vector(theta), data.log_x1, data.log_x2)
 
 
 def _row_weights(r: jnp.ndarray, data: FitData, asymmetry: float | None) -> jnp.ndarray:
@@ -62,7 +62,7 @@ def _row_weights(r: jnp.ndarray, data: FitData, asymmetry: float | None) -> jnp.
     return data.weights * jnp.where(r < 0, asymmetry, 1.0)
 
 
-def huber_objective(theta: jnp.ndarray, data: FitData, law: LogLaw,
+def huber_objective(theta: jnp.ndarray, data: FitData, law: Law,
                     delta: float = DELTA, asymmetry: float | None = None) -> jnp.ndarray:
     """sum_i w_i Huber_delta(log L_i - log Lhat_i); ``asymmetry`` > 1 weighs over-predictions
     (log Lhat_i > log L_i) that many times more."""
@@ -77,7 +77,7 @@ def huber_log_normaliser(delta: float = DELTA) -> float:
                     + 2 * math.exp(-0.5 * delta * delta) / delta)
 
 
-def huber_nll(theta_sigma: jnp.ndarray, data: FitData, law: LogLaw,
+def huber_nll(theta_sigma: jnp.ndarray, data: FitData, law: Law,
               delta: float = DELTA) -> jnp.ndarray:
     """Negative log-likelihood of the residuals under a Huber density of scale sigma;
     ``theta_sigma`` is theta followed by log sigma."""
@@ -87,14 +87,14 @@ def huber_nll(theta_sigma: jnp.ndarray, data: FitData, law: LogLaw,
     return jnp.sum(data.weights * per_row)
 
 
-@functools.lru_cache(maxsize=None)
-def huber_fn(law: LogLaw, delta: float = DELTA, asymmetry: float | None = None) -> Callable:
+@functools.cache
+def huber_fn(law: Law, delta: float = DELTA, asymmetry: float | None = None) -> Callable:
     """``huber_objective`` with law, delta and asymmetry bound: one object per setting, so
     the compiled solvers of :mod:`jaxscale.fit.lbfgs` are reused."""
     return functools.partial(huber_objective, law=law, delta=delta, asymmetry=asymmetry)
 
 
-@functools.lru_cache(maxsize=None)
-def nll_fn(law: LogLaw, delta: float = DELTA) -> Callable:
+@functools.cache
+def nll_fn(law: Law, delta: float = DELTA) -> Callable:
     """``huber_nll`` with law and delta bound (one object per setting)."""
     return functools.partial(huber_nll, law=law, delta=delta)

@@ -23,7 +23,7 @@ import warnings
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import arviz as az
 import jax
@@ -31,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from jaxscale.laws.law import Law
 from jaxscale.numerics import float64
 
 R_HAT_MAX = 1.01
@@ -99,36 +100,33 @@ def warn_problems(diagnostics: Diagnostics) -> None:
         warnings.warn(problem, SamplingWarning, stacklevel=2)
 
 
-LogLossFn = Callable[[object, jnp.ndarray, jnp.ndarray], jnp.ndarray]
-
-
-def _log_loss_draws(log_loss: LogLossFn, params, n: ArrayLike, d: ArrayLike) -> jnp.ndarray:
+def _log_loss_draws(law: Law, params, x1: ArrayLike, x2: ArrayLike) -> jnp.ndarray:
     """[S, R] predicted log loss of every draw (params: pytree of [S] arrays) at every run."""
-    return _vmapped_log_loss(log_loss, params, jnp.asarray(n), jnp.asarray(d))
+    return _vmapped_log_loss(law, params, jnp.log(jnp.asarray(x1)), jnp.log(jnp.asarray(x2)))
 
 
 @partial(jax.jit, static_argnums=0)
-def _vmapped_log_loss(log_loss: LogLossFn, params, n: jnp.ndarray, d: jnp.ndarray) -> jnp.ndarray:
-    return jax.vmap(log_loss, in_axes=(0, None, None))(params, n, d)
+def _vmapped_log_loss(law: Law, params, log_x1: jnp.ndarray, log_x2: jnp.ndarray) -> jnp.ndarray:
+    return jax.vmap(law.log_loss, in_axes=(0, None, None))(params, log_x1, log_x2)
 
 
 @float64
-def log_residuals(log_loss: LogLossFn, params, n: ArrayLike, d: ArrayLike, loss: ArrayLike) -> np.ndarray:
-    """log L_i minus the posterior median of log Lhat(N_i, D_i): positive where the law
+def log_residuals(law: Law, params, x1: ArrayLike, x2: ArrayLike, loss: ArrayLike) -> np.ndarray:
+    """log L_i minus the posterior median of log Lhat(x1_i, x2_i): positive where the law
     under-predicts the loss of run i."""
-    mu = _log_loss_draws(log_loss, params, n, d)
+    mu = _log_loss_draws(law, params, x1, x2)
     return np.log(np.asarray(loss)) - np.median(np.asarray(mu), axis=0)
 
 
 @float64
-def predictive_coverage(log_loss: LogLossFn, params, sigma: ArrayLike, df: float, n: ArrayLike,
-                        d: ArrayLike, loss: ArrayLike, level: float = 0.95, seed: int = 0) -> float:
+def predictive_coverage(law: Law, params, sigma: ArrayLike, df: float, x1: ArrayLike,
+                        x2: ArrayLike, loss: ArrayLike, level: float = 0.95, seed: int = 0) -> float:
     """Fraction of runs whose observed log loss lies in the central ``level`` interval of the
     posterior predictive log L ~ StudentT(df, log Lhat, sigma), one replicate per draw.
     Close to ``level`` when the model is calibrated; compute it on held-out runs."""
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
-    mu = _log_loss_draws(log_loss, params, n, d)
+    mu = _log_loss_draws(law, params, x1, x2)
     noise = jax.random.t(jax.random.PRNGKey(seed), df, mu.shape, dtype=mu.dtype)
     replicas = np.asarray(mu + jnp.asarray(sigma)[:, None] * noise)
     lo, hi = np.quantile(replicas, [(1 - level) / 2, (1 + level) / 2], axis=0)

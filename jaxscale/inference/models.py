@@ -1,11 +1,13 @@
-"""Bayesian scaling-law models as plain NumPyro functions of arrays.
+"""The Bayesian model of any :class:`~jaxscale.laws.law.Law`, as a plain NumPyro function.
 
-Each model takes the runs as arrays ``n`` (parameters), ``d`` (tokens) and, when conditioning,
-``loss``; it draws the law's parameters from documented, overridable priors and scores the
-observed log loss under a heavy-tailed likelihood. Inference (NUTS, SVI, Laplace) lives in
+:func:`law_model` takes the law, the runs' two inputs ``x1``, ``x2`` (e.g. N and D) and, when
+conditioning, their ``loss``; it draws the law's unconstrained coordinates (its
+:attr:`~jaxscale.laws.law.Law.vector_names`) from the law's documented, overridable priors and
+scores the observed log loss under a heavy-tailed likelihood. Scales are drawn as logs with
+Normal priors, exponents from Normal priors truncated to > 0. Inference (NUTS, Laplace) lives in
 :mod:`jaxscale.inference.sample`; nothing here knows how it is sampled.
 
-**Likelihood.** Both laws are fitted in log space, as Hoffmann et al. (2022, Appendix D.2) and
+**Likelihood.** Every law is fitted in log space, as Hoffmann et al. (2022, Appendix D.2) and
 Besiroglu et al. (2024) do::
 
     log L_i ~ StudentT(df, mu_i, sigma),   mu_i = log Lhat(N_i, D_i; theta).
@@ -21,75 +23,41 @@ heavy enough that its kurtosis is infinite, while the variance stays finite) is 
 approach a Gaussian fit.
 
 **Parameterisation.** In ``A N^-alpha`` the intercept log A and the slope alpha are nearly
-collinear (log N spans only ~18-23), which makes the posterior a thin ridge. The sampler
-therefore draws the *centred* intercept ``log_A_c = log A - alpha * m_N`` (m_N the mean log N of
-the data; likewise for B with D) and records ``log_A`` as a deterministic site. Given alpha this
-is a shift with unit Jacobian, so the prior on (log A, alpha) is exactly the documented one.
+collinear (log N spans only ~18-23), which makes the posterior a thin ridge. For the intercepts a
+law names in :attr:`~jaxscale.laws.law.Law.centred`, the sampler therefore draws the *centred*
+intercept ``log_A_c = log A - alpha * m_N`` (m_N the mean log N of the data; likewise for B with
+D) and records ``log_A`` as a deterministic site. Given alpha this is a shift with unit
+Jacobian, so the prior on (log A, alpha) is exactly the documented one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Mapping
+import dataclasses
+from typing import Any, Mapping, NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import numpyro
 import numpyro.distributions as dist
 from jax.typing import ArrayLike
 
-from jaxscale.fit.forms import chinchilla_log_loss, kaplan_nd_log_loss
-from jaxscale.laws.chinchilla import ChinchillaParams
-from jaxscale.laws.kaplan import KaplanNDParams
+from jaxscale.laws.law import Law, NoisePriors, Normal
+from jaxscale.numerics import float64
 
-Normal = tuple[float, float]  # (loc, scale)
-
-
-@dataclass(frozen=True)
-class NoisePriors:
-    """The likelihood's part: ``sigma`` ~ HalfNormal(``sigma``), the residual scale of log loss
-    (0.1 = 10% loss error), and ``df``, the Student-t degrees of freedom (fixed, see the module
-    docstring)."""
-
-    sigma: float = 0.1
-    df: float = 4.0
+_NOISE = {f.name for f in dataclasses.fields(NoisePriors)}
 
 
-@dataclass(frozen=True)
-class ChinchillaPriors(NoisePriors):
-    """Weakly informative priors for L(N, D) = E + A N^-alpha + B D^-beta (Hoffmann Eq. 2).
-
-    - ``log_A``, ``log_B`` ~ Normal(6, 3): published fits have log A ≈ 6.0-6.2 and
-      log B ≈ 6.0-7.6; one prior SD is a factor e^3 ≈ 20 either way.
-    - ``log_E`` ~ Normal(0.5, 1): E ≈ 1.6-1.8 nats for MassiveText; the prior allows 0.6-4.5
-      within one SD.
-    - ``alpha``, ``beta`` ~ Normal(0.5, 0.5) truncated to > 0: exponents of language-model
-      laws are 0.05-0.7; the prior rules out only negative (non-decreasing) laws.
-    - ``sigma``, ``df``: see :class:`NoisePriors`.
-    """
-
-    log_A: Normal = (6.0, 3.0)
-    log_B: Normal = (6.0, 3.0)
-    log_E: Normal = (0.5, 1.0)
-    alpha: Normal = (0.5, 0.5)
-    beta: Normal = (0.5, 0.5)
-
-
-@dataclass(frozen=True)
-class KaplanPriors(NoisePriors):
-    """Weakly informative priors for Kaplan et al. (2020) Eq. 1.5,
-    L(N, D) = [(N_c/N)^(alpha_N/alpha_D) + D_c/D]^alpha_D.
-
-    - ``log_N_c``, ``log_D_c`` ~ Normal(31, 5): Kaplan's Table 2 has N_c = 6.4e13 (log 31.8) and
-      D_c = 1.8e13 (log 30.5); one SD is a factor e^5 ≈ 150.
-    - ``alpha_N``, ``alpha_D`` ~ Normal(0.1, 0.2) truncated to > 0 (Kaplan: 0.076, 0.103).
-    - ``sigma``, ``df``: see :class:`NoisePriors`.
-    """
-
-    log_N_c: Normal = (31.0, 5.0)
-    log_D_c: Normal = (31.0, 5.0)
-    alpha_N: Normal = (0.1, 0.2)
-    alpha_D: Normal = (0.1, 0.2)
+def coordinate_priors(law: Law, priors: NoisePriors | None = None) -> dict[str, Normal]:
+    """(loc, scale) of each vector coordinate: the fields of ``priors`` (default: the law's)
+    after sigma and df, in the order of the law's vector (so a
+    :meth:`~jaxscale.laws.law.Law.renamed` law reuses its origin's priors)."""
+    priors = law.priors if priors is None else priors
+    values = [getattr(priors, f.name) for f in dataclasses.fields(priors) if f.name not in _NOISE]
+    if len(values) != law.n_params:
+        raise ValueError(f"{type(priors).__name__} has {len(values)} coordinate priors; "
+                         f"the {law.name} law has {law.n_params}: {law.vector_names}")
+    return dict(zip(law.vector_names, values))
 
 
 def _positive(name: str, prior: Normal) -> jnp.ndarray:
@@ -109,72 +77,50 @@ def _observe(mu: jnp.ndarray, log_loss: jnp.ndarray | None, sigma_scale: float, 
         numpyro.sample("log_loss", dist.StudentT(df, mu, sigma), obs=log_loss)
 
 
-def chinchilla_model(
-    n: ArrayLike, d: ArrayLike, loss: ArrayLike | None = None, priors: ChinchillaPriors = ChinchillaPriors()
-) -> None:
-    """Hoffmann et al. (2022) Eq. 2 in log space with a Student-t likelihood:
-    log L_i ~ StudentT(df, LSE(log A - alpha log N_i, log B - beta log D_i, log E), sigma).
-
-    Sample sites: ``alpha``, ``beta``, ``log_A_c``, ``log_B_c``, ``log_E``, ``sigma``;
-    deterministic ``log_A``, ``log_B``. Without ``loss`` it draws from the prior predictive."""
-    log_n, log_d = jnp.log(n), jnp.log(d)
-    alpha = _positive("alpha", priors.alpha)
-    beta = _positive("beta", priors.beta)
-    log_a = _centred_intercept("log_A", priors.log_A, alpha, jnp.mean(log_n))
-    log_b = _centred_intercept("log_B", priors.log_B, beta, jnp.mean(log_d))
-    log_e = numpyro.sample("log_E", dist.Normal(*priors.log_E))
-    mu = chinchilla_log_loss(jnp.stack([log_a, log_b, log_e, alpha, beta]), log_n, log_d)
-    _observe(mu, None if loss is None else jnp.log(loss), priors.sigma, priors.df)
+def _sampling_order(law: Law) -> list[str]:
+    """Slopes that centre an intercept first (the intercept needs them), then the rest."""
+    slopes = {slope for _, slope, _ in law.centred}
+    return [c for c in law.vector_names if c in slopes] + [c for c in law.vector_names if c not in slopes]
 
 
-def kaplan_model(
-    n: ArrayLike, d: ArrayLike, loss: ArrayLike | None = None, priors: KaplanPriors = KaplanPriors()
-) -> None:
-    """Kaplan et al. (2020) Eq. 1.5 in log space with a Student-t likelihood:
-    log L_i ~ StudentT(df, alpha_D LSE((alpha_N/alpha_D)(log N_c - log N_i), log D_c - log D_i), sigma).
+def law_model(law: Law, x1: ArrayLike, x2: ArrayLike, loss: ArrayLike | None = None,
+              priors: NoisePriors | None = None) -> None:
+    """The law in log space with a Student-t likelihood:
+    log L_i ~ StudentT(df, log_loss(params, log x1_i, log x2_i), sigma).
 
-    Sample sites: ``log_N_c``, ``log_D_c``, ``alpha_N``, ``alpha_D``, ``sigma``."""
-    log_n, log_d = jnp.log(n), jnp.log(d)
-    log_nc = numpyro.sample("log_N_c", dist.Normal(*priors.log_N_c))
-    log_dc = numpyro.sample("log_D_c", dist.Normal(*priors.log_D_c))
-    alpha_n = _positive("alpha_N", priors.alpha_N)
-    alpha_d = _positive("alpha_D", priors.alpha_D)
-    mu = kaplan_nd_log_loss(jnp.stack([log_nc, log_dc, alpha_n, alpha_d]), log_n, log_d)
-    _observe(mu, None if loss is None else jnp.log(loss), priors.sigma, priors.df)
-
-
-def chinchilla_sites(p: ChinchillaParams, n: ArrayLike, d: ArrayLike, sigma: float) -> dict[str, float]:
-    """Values of :func:`chinchilla_model`'s sample sites at law parameters ``p`` (e.g. the
-    Approach-3 optimum) for the data ``n``, ``d`` (which fix the centring)."""
-    m_n, m_d = float(np.mean(np.log(n))), float(np.mean(np.log(d)))
-    return {
-        "alpha": float(p.alpha), "beta": float(p.beta),
-        "log_A_c": float(np.log(p.A)) - float(p.alpha) * m_n,
-        "log_B_c": float(np.log(p.B)) - float(p.beta) * m_d,
-        "log_E": float(np.log(p.E)), "sigma": float(sigma),
-    }
+    Sample sites: the law's vector coordinates (``<name>_c`` for centred intercepts, with
+    ``<name>`` deterministic) and ``sigma``. Without ``loss`` it draws from the prior predictive."""
+    log_x = (jnp.log(x1), jnp.log(x2))
+    prior = coordinate_priors(law, priors)
+    centres = {intercept: (slope, k) for intercept, slope, k in law.centred}
+    scales = {name for name, log in zip(law.vector_names, law.log_scale) if log}
+    value: dict[str, jnp.ndarray] = {}
+    for name in _sampling_order(law):
+        if name in centres:
+            slope, k = centres[name]
+            value[name] = _centred_intercept(name, prior[name], value[slope], jnp.mean(log_x[k]))
+        elif name in scales:
+            value[name] = numpyro.sample(name, dist.Normal(*prior[name]))
+        else:
+            value[name] = _positive(name, prior[name])
+    params = law.from_vector(jnp.stack([value[name] for name in law.vector_names]))
+    noise = law.priors if priors is None else priors
+    _observe(law.log_loss(params, *log_x), None if loss is None else jnp.log(loss), noise.sigma, noise.df)
 
 
-def kaplan_sites(p: KaplanNDParams, sigma: float) -> dict[str, float]:
-    """Values of :func:`kaplan_model`'s sample sites at law parameters ``p``."""
-    return {
-        "log_N_c": float(np.log(p.N_c)), "log_D_c": float(np.log(p.D_c)),
-        "alpha_N": float(p.alpha_N), "alpha_D": float(p.alpha_D), "sigma": float(sigma),
-    }
+def sites(law: Law, params: NamedTuple, x1: ArrayLike, x2: ArrayLike, sigma: float) -> dict[str, float]:
+    """Values of :func:`law_model`'s sample sites at law parameters ``params`` (e.g. the
+    Approach-3 optimum) for the data ``x1``, ``x2`` (which fix the centring)."""
+    vector = dict(zip(law.vector_names, np.asarray(law.to_vector(params), np.float64)))
+    means = (float(np.mean(np.log(x1))), float(np.mean(np.log(x2))))
+    out = {name: float(v) for name, v in vector.items()}
+    for intercept, slope, k in law.centred:
+        out[f"{intercept}_c"] = out.pop(intercept) - out[slope] * means[k]
+    return {**out, "sigma": float(sigma)}
 
 
-def chinchilla_params(samples: Mapping[str, ArrayLike]) -> ChinchillaParams:
-    """The law parameters of every draw of :func:`chinchilla_model` (NumPy float64 arrays of the
-    draws' shape)."""
-    return ChinchillaParams(
-        A=np.exp(samples["log_A"]), B=np.exp(samples["log_B"]), E=np.exp(samples["log_E"]),
-        alpha=np.asarray(samples["alpha"]), beta=np.asarray(samples["beta"]),
-    )
-
-
-def kaplan_params(samples: Mapping[str, ArrayLike]) -> KaplanNDParams:
-    """The law parameters of every draw of :func:`kaplan_model`."""
-    return KaplanNDParams(
-        N_c=np.exp(samples["log_N_c"]), D_c=np.exp(samples["log_D_c"]),
-        alpha_N=np.asarray(samples["alpha_N"]), alpha_D=np.asarray(samples["alpha_D"]),
-    )
+@float64
+def params_of(law: Law, samples: Mapping[str, Any]) -> NamedTuple:
+    """The law parameters of every draw (NumPy float64 arrays of the draws' shape)."""
+    vector = np.stack([np.asarray(samples[name], np.float64) for name in law.vector_names], axis=-1)
+    return jax.tree.map(np.asarray, law.from_vector(vector))

@@ -2,7 +2,8 @@
 
 Hoffmann et al. (2022), Eq. 2 / Pearce & Song (2024), Eq. 12::
 
-    L(N, D) = E + A / N**alpha + B / D**beta
+    L(N, D) = E + A / N**alpha + B / D**beta,
+    log L = LSE(log A - alpha log N, log B - beta log D, log E)   (the form every path uses).
 
 (Pearce & Song write N_c, D_c for A, B.) Under the budget C = 6 N D the minimiser is
 Pearce & Song Eq. 14 (Hoffmann et al. Eq. 4)::
@@ -10,17 +11,22 @@ Pearce & Song Eq. 14 (Hoffmann et al. Eq. 4)::
     N*(C) = G (C/6)**a,   D*(C) = G**-1 (C/6)**b,
     G = (alpha A / (beta B))**(1/(alpha+beta)),  a = beta/(alpha+beta),  b = alpha/(alpha+beta).
 
-All functions are pure, jit/vmap/grad-able and follow the dtype of their inputs (enable x64 for
-float64, see :mod:`jaxscale.numerics`). Concrete arguments are validated; traced ones are not.
+:data:`LAW` is the law as fits, posteriors and the generic optimum take it; :data:`TIED` the
+same law with alpha = beta (Hoffmann et al.'s Approach 3 variant). All functions are pure,
+jit/vmap/grad-able and follow the dtype of their inputs (enable x64 for float64, see
+:mod:`jaxscale.numerics`). Concrete arguments are validated; traced ones are not.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
+from jaxscale.laws.law import Law, NoisePriors, Normal, grid, lse, steps
 from jaxscale.validation import check_params_positive, check_positive
 
 
@@ -32,6 +38,15 @@ class ChinchillaParams(NamedTuple):
     E: ArrayLike
     alpha: ArrayLike
     beta: ArrayLike
+
+
+class TiedParams(NamedTuple):
+    """Parameters of the law with one exponent, L = E + A/N^alpha + B/D^alpha."""
+
+    A: ArrayLike
+    B: ArrayLike
+    E: ArrayLike
+    alpha: ArrayLike
 
 
 #: Hoffmann et al. (2022), Approach 3 estimates (their Eq. 10 / Pearce & Song Section 2).
@@ -50,13 +65,25 @@ def preset(name: str) -> ChinchillaParams:
         raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}") from None
 
 
+def log_loss(p: ChinchillaParams, log_n: ArrayLike, log_d: ArrayLike) -> jnp.ndarray:
+    """Hoffmann et al. (2022) Eq. 2 in log space: log L = LSE(log A - alpha log N,
+    log B - beta log D, log E). Parameters are unpacked by position (see :meth:`Law.renamed`)."""
+    A, B, E, alpha, beta = p
+    return lse(jnp.log(A) - alpha * log_n, jnp.log(B) - beta * log_d, jnp.log(E))
+
+
+def tied_log_loss(p: TiedParams, log_n: ArrayLike, log_d: ArrayLike) -> jnp.ndarray:
+    """The Chinchilla law with alpha = beta."""
+    return log_loss(ChinchillaParams(*p, p[3]), log_n, log_d)
+
+
 def loss(n: ArrayLike, d: ArrayLike, p: ChinchillaParams) -> jnp.ndarray:
     """Chinchilla parametric loss, Hoffmann et al. (2022) Eq. 2 / Pearce & Song Eq. 12:
     L(N, D) = E + A / N**alpha + B / D**beta."""
     check_positive("n", n)
     check_positive("d", d)
     check_params_positive(p)
-    return p.E + p.A * jnp.power(n, -p.alpha) + p.B * jnp.power(d, -p.beta)
+    return LAW.loss(n, d, p)
 
 
 def loss_at_compute(n: ArrayLike, c: ArrayLike, p: ChinchillaParams) -> jnp.ndarray:
@@ -89,3 +116,83 @@ def compute_optimal_n(c: ArrayLike, p: ChinchillaParams) -> jnp.ndarray:
 def compute_optimal_d(c: ArrayLike, p: ChinchillaParams) -> jnp.ndarray:
     """D*(C) = C / (6 N*(C)) = G**-1 (C/6)**(alpha/(alpha+beta))."""
     return jnp.asarray(c) / (6.0 * compute_optimal_n(c, p))
+
+
+def closed_forms(p: ChinchillaParams) -> dict[str, jnp.ndarray]:
+    """a, b and G of Hoffmann et al. (2022) Eq. 4 (the allocation exponents and coefficient)."""
+    a, b = allocation_exponents(p)
+    return {"a": a, "b": b, "G": coefficient_g(p)}
+
+
+@dataclass(frozen=True)
+class ChinchillaPriors(NoisePriors):
+    """Weakly informative priors for L(N, D) = E + A N^-alpha + B D^-beta (Hoffmann Eq. 2).
+
+    - ``log_A``, ``log_B`` ~ Normal(6, 3): published fits have log A ≈ 6.0-6.2 and
+      log B ≈ 6.0-7.6; one prior SD is a factor e^3 ≈ 20 either way.
+    - ``log_E`` ~ Normal(0.5, 1): E ≈ 1.6-1.8 nats for MassiveText; the prior allows 0.6-4.5
+      within one SD.
+    - ``alpha``, ``beta`` ~ Normal(0.5, 0.5) truncated to > 0: exponents of language-model
+      laws are 0.05-0.7; the prior rules out only negative (non-decreasing) laws.
+    - ``sigma``, ``df``: see :class:`~jaxscale.laws.law.NoisePriors`.
+    """
+
+    log_A: Normal = (6.0, 3.0)
+    log_B: Normal = (6.0, 3.0)
+    log_E: Normal = (0.5, 1.0)
+    alpha: Normal = (0.5, 0.5)
+    beta: Normal = (0.5, 0.5)
+
+
+@dataclass(frozen=True)
+class TiedPriors(NoisePriors):
+    """:class:`ChinchillaPriors` with one exponent."""
+
+    log_A: Normal = (6.0, 3.0)
+    log_B: Normal = (6.0, 3.0)
+    log_E: Normal = (0.5, 1.0)
+    alpha: Normal = (0.5, 0.5)
+
+
+def epoch_grid() -> np.ndarray:
+    """Besiroglu et al. (2024)'s 4500 starts: alpha, beta in {0, .5, .., 2}, e in {-1, -.5,
+    .., 1}, a, b in {0, 5, .., 25}, in their loop order (alpha, beta, e, a, b), as rows of
+    the vector (log A, log B, log E, alpha, beta)."""
+    g = grid(alpha=steps(0, 2, 0.5), beta=steps(0, 2, 0.5), e=steps(-1, 1, 0.5),
+             a=steps(0, 25, 5), b=steps(0, 25, 5))()
+    return g[:, [3, 4, 2, 0, 1]]
+
+
+def tied_grid() -> np.ndarray:
+    """The starts of :func:`epoch_grid` with alpha = beta, as (log A, log B, log E, alpha)."""
+    g = epoch_grid()
+    return np.unique(g[g[:, 3] == g[:, 4]][:, :4], axis=0)
+
+
+CITATION = "Hoffmann et al. (2022), Eq. 2; Pearce & Song (2024), Eq. 12"
+
+LAW: Law[ChinchillaParams] = Law(
+    name="chinchilla",
+    params_type=ChinchillaParams,
+    log_loss=log_loss,
+    log_scale=(True, True, True, False, False),
+    init_grid=epoch_grid,
+    priors=ChinchillaPriors(),
+    formula="L(N, D) = E + A N^-alpha + B D^-beta",
+    citation=CITATION,
+    centred=(("log_A", "alpha", 0), ("log_B", "beta", 1)),
+    closed_forms=closed_forms,
+)
+
+TIED: Law[TiedParams] = Law(
+    name="chinchilla-tied",
+    params_type=TiedParams,
+    log_loss=tied_log_loss,
+    log_scale=(True, True, True, False),
+    init_grid=tied_grid,
+    priors=TiedPriors(),
+    formula="L(N, D) = E + A N^-alpha + B D^-alpha",
+    citation=CITATION,
+    centred=(("log_A", "alpha", 0), ("log_B", "alpha", 1)),
+    closed_forms=lambda p: closed_forms(ChinchillaParams(*p, p[3])),
+)

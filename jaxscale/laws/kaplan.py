@@ -8,12 +8,14 @@ dtype of their inputs and are jit/vmap/grad-able; concrete arguments are validat
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from jaxscale.laws.law import Law, NoisePriors, Normal, grid, lse, steps
 from jaxscale.validation import check_params_positive, check_positive
 
 PF_DAY_FLOP = 1e15 * 24 * 3600
@@ -81,14 +83,25 @@ def loss_cmin(
     return jnp.power(cmin_c / jnp.asarray(c_min), alpha_cmin)
 
 
+def log_loss_nd(p: KaplanNDParams, log_n: ArrayLike, log_d: ArrayLike) -> jnp.ndarray:
+    """Eq. 1.5 in log space: log L = alpha_D LSE((alpha_N/alpha_D)(log N_c - log N), log D_c - log D).
+    Parameters are unpacked by position (see :meth:`Law.renamed`)."""
+    n_c, d_c, alpha_n, alpha_d = p
+    return alpha_d * lse((alpha_n / alpha_d) * (jnp.log(n_c) - log_n), jnp.log(d_c) - log_d)
+
+
+def log_loss_ns(p: KaplanNSParams, log_n: ArrayLike, log_s: ArrayLike) -> jnp.ndarray:
+    """Eq. 1.6 in log space: log L = LSE(alpha_N (log N_c - log N), alpha_S (log S_c - log S_min))."""
+    n_c, s_c, alpha_n, alpha_s = p
+    return lse(alpha_n * (jnp.log(n_c) - log_n), alpha_s * (jnp.log(s_c) - log_s))
+
+
 def loss_nd(n: ArrayLike, d: ArrayLike, p: KaplanNDParams = KAPLAN_ND) -> jnp.ndarray:
     """Eq. 1.5 / 4.1: L(N, D) = [(N_c/N)**(alpha_N/alpha_D) + D_c/D]**alpha_D."""
     check_positive("n", n)
     check_positive("d", d)
     check_params_positive(p)
-    return jnp.power(
-        jnp.power(p.N_c / jnp.asarray(n), p.alpha_N / p.alpha_D) + p.D_c / jnp.asarray(d), p.alpha_D
-    )
+    return LAW_ND.loss(n, d, p)
 
 
 def loss_ns(n: ArrayLike, s_min: ArrayLike, p: KaplanNSParams = KAPLAN_NS) -> jnp.ndarray:
@@ -96,9 +109,7 @@ def loss_ns(n: ArrayLike, s_min: ArrayLike, p: KaplanNSParams = KAPLAN_NS) -> jn
     check_positive("n", n)
     check_positive("s_min", s_min)
     check_params_positive(p)
-    return jnp.power(p.N_c / jnp.asarray(n), p.alpha_N) + jnp.power(
-        p.S_c / jnp.asarray(s_min), p.alpha_S
-    )
+    return LAW_NS.loss(n, s_min, p)
 
 
 def critical_batch_size(
@@ -215,3 +226,62 @@ def contradiction_point(tol: float = 1e-12) -> ContradictionPoint:
         d=float(compute_efficient_data(c)),
         loss=float(loss_cmin(c)),
     )
+
+
+@dataclass(frozen=True)
+class KaplanPriors(NoisePriors):
+    """Weakly informative priors for Kaplan et al. (2020) Eq. 1.5,
+    L(N, D) = [(N_c/N)^(alpha_N/alpha_D) + D_c/D]^alpha_D.
+
+    - ``log_N_c``, ``log_D_c`` ~ Normal(31, 5): Kaplan's Table 2 has N_c = 6.4e13 (log 31.8) and
+      D_c = 1.8e13 (log 30.5); one SD is a factor e^5 ≈ 150.
+    - ``alpha_N``, ``alpha_D`` ~ Normal(0.1, 0.2) truncated to > 0 (Kaplan: 0.076, 0.103).
+    - ``sigma``, ``df``: see :class:`~jaxscale.laws.law.NoisePriors`.
+    """
+
+    log_N_c: Normal = (31.0, 5.0)
+    log_D_c: Normal = (31.0, 5.0)
+    alpha_N: Normal = (0.1, 0.2)
+    alpha_D: Normal = (0.1, 0.2)
+
+
+@dataclass(frozen=True)
+class KaplanStepsPriors(NoisePriors):
+    """Priors for Eq. 1.6: ``log_N_c`` ~ Normal(31, 5) as for Eq. 1.5; ``log_S_c`` ~
+    Normal(8, 4) (Table 3: S_c = 2.1e3, log 7.6); ``alpha_N`` ~ Normal(0.1, 0.2) and
+    ``alpha_S`` ~ Normal(0.5, 0.5) truncated to > 0 (Table 3: 0.077, 0.76)."""
+
+    log_N_c: Normal = (31.0, 5.0)
+    log_S_c: Normal = (8.0, 4.0)
+    alpha_N: Normal = (0.1, 0.2)
+    alpha_S: Normal = (0.5, 0.5)
+
+
+#: Starts around Kaplan's published values (N_c ~ 1e13-1e14, D_c ~ 1e13, S_c ~ 2e3,
+#: exponents 0.05-0.1), spread over several decades and a factor 8 in the exponents.
+_EXPONENT_STARTS = (0.03, 0.06, 0.12, 0.24)
+
+LAW_ND: Law[KaplanNDParams] = Law(
+    name="kaplan",
+    params_type=KaplanNDParams,
+    log_loss=log_loss_nd,
+    log_scale=(True, True, False, False),
+    init_grid=grid(log_nc=steps(20, 40, 5), log_dc=steps(20, 40, 5),
+                   alpha_n=_EXPONENT_STARTS, alpha_d=_EXPONENT_STARTS),
+    priors=KaplanPriors(),
+    formula="L(N, D) = [(N_c/N)^(alpha_N/alpha_D) + D_c/D]^alpha_D",
+    citation="Kaplan et al. (2020), Eq. 1.5 / 4.1",
+)
+
+LAW_NS: Law[KaplanNSParams] = Law(
+    name="kaplan-steps",
+    params_type=KaplanNSParams,
+    log_loss=log_loss_ns,
+    log_scale=(True, True, False, False),
+    init_grid=grid(log_nc=steps(20, 40, 5), log_sc=steps(0, 20, 5),
+                   alpha_n=_EXPONENT_STARTS, alpha_s=_EXPONENT_STARTS),
+    priors=KaplanStepsPriors(),
+    formula="L(N, S_min) = (N_c/N)^alpha_N + (S_c/S_min)^alpha_S",
+    citation="Kaplan et al. (2020), Eq. 1.6 / 5.6",
+    inputs=("N", "S_min"),
+)

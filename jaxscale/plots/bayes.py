@@ -7,7 +7,8 @@ from typing import Mapping, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from jaxscale.inference.derived import OptimalBands, ReconciledExponents, band
+from jaxscale.allocation import OptimalAllocation, band
+from jaxscale.inference.derived import ReconciledExponents
 
 #: Values marked on the reconciled-exponent figure (Pearce & Song Eqs. 18-19; Kaplan Eq. 1.7).
 REFERENCE_EXPONENTS = (
@@ -18,7 +19,7 @@ REFERENCE_EXPONENTS = (
 
 
 def corner_figure(draws: Mapping[str, np.ndarray], names: Sequence[str] = ("A", "B", "E", "alpha", "beta"),
-                  log_scale: Sequence[str] = ("A", "B"), bins: int = 40) -> Figure:
+                  log_scale: Sequence[str] = ("A", "B"), bins: int = 40, law: str = "Chinchilla") -> Figure:
     """Corner plot: histograms of each quantity on the diagonal, pairwise scatter below it.
     Quantities in ``log_scale`` are shown as log10."""
     values = {n: np.log10(draws[n]) if n in log_scale else np.asarray(draws[n]) for n in names}
@@ -42,11 +43,11 @@ def corner_figure(draws: Mapping[str, np.ndarray], names: Sequence[str] = ("A", 
             if i == k - 1:
                 ax.set_xlabel(labels[xj])
             ax.tick_params(labelsize=7)
-    fig.suptitle("Posterior of the Chinchilla law")
+    fig.suptitle(f"Posterior of the {law} law")
     return fig
 
 
-def optimal_bands_figure(bands: OptimalBands, level: float = 0.95) -> Figure:
+def optimal_bands_figure(bands: OptimalAllocation, level: float = 0.95) -> Figure:
     """N*(C), D*(C) and the loss along the optimum against C: posterior median and central
     ``level`` band."""
     fig = Figure(figsize=(12, 4), layout="constrained")

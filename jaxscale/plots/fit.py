@@ -14,12 +14,13 @@ from jaxscale.fit.approach3 import FitResult
 def residual_figure(fit: FitResult) -> Figure:
     """log L - log Lhat of every run against the first input (N) and against the fitted loss;
     colour is the second input (D) on a log scale."""
-    predicted = fit.predict(fit.x1, fit.x2)
-    residual = np.log(fit.y) - np.log(predicted)
+    x1, x2 = fit.inputs
+    predicted = fit.predict(x1, x2)
+    residual = np.log(fit.runs.loss) - np.log(predicted)
     fig = Figure(figsize=(10, 4), layout="constrained")
     left, right = fig.subplots(1, 2, sharey=True)
-    for ax, x, label in ((left, fit.x1, fit.law.inputs[0]), (right, predicted, "fitted loss")):
-        points = ax.scatter(x, residual, c=np.log10(fit.x2), s=14, cmap="viridis")
+    for ax, x, label in ((left, x1, fit.law.inputs[0]), (right, predicted, "fitted loss")):
+        points = ax.scatter(x, residual, c=np.log10(x2), s=14, cmap="viridis")
         ax.axhline(0.0, color="gray", linewidth=0.8)
         ax.set_xlabel(label)
         ax.grid(alpha=0.4)
@@ -35,19 +36,21 @@ def isoflop_figure(fit: FitResult, n_budgets: int = 6) -> Figure:
     runs, coloured by budget; the minimum of each curve marked."""
     if fit.law.inputs != ("N", "D"):
         raise ValueError(f"isoFLOP curves need a law of N and D; {fit.law.name} is of {fit.law.inputs}")
-    c = 6.0 * fit.x1 * fit.x2
+    n, d = fit.inputs
+    y = fit.runs.loss
+    c = 6.0 * n * d
     budgets = np.geomspace(c.min(), c.max(), n_budgets)
-    n_grid = np.geomspace(fit.x1.min() / 3, fit.x1.max() * 3, 300)
+    n_grid = np.geomspace(n.min() / 3, n.max() * 3, 300)
     fig = Figure(figsize=(7, 5), layout="constrained")
     ax = fig.add_subplot()
-    ax.scatter(fit.x1, fit.y, c=np.log10(c), s=12, cmap="plasma", alpha=0.7, label="runs")
+    ax.scatter(n, y, c=np.log10(c), s=12, cmap="plasma", alpha=0.7, label="runs")
     for budget, colour in zip(budgets, colormaps["plasma"](np.linspace(0, 1, n_budgets))):
         curve = fit.predict(n_grid, budget / (6.0 * n_grid))
         ax.plot(n_grid, curve, color=colour, linewidth=1.2, label=f"C = {budget:.1e}")
         i = int(np.argmin(curve))
         ax.plot(n_grid[i], curve[i], "o", color=colour, markeredgecolor="black")
     ax.set_xscale("log")
-    ax.set_ylim(fit.y.min() * 0.95, np.percentile(fit.y, 98) * 1.05)
+    ax.set_ylim(y.min() * 0.95, np.percentile(y, 98) * 1.05)
     ax.set_xlabel("N, parameters")
     ax.set_ylabel("loss")
     ax.set_title("fitted law along isoFLOP budgets (dots: optima)")

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from jaxscale import optimal
-from jaxscale.laws import chinchilla as ch, reconcile as r, table_a9
+from jaxscale import reconciliation
+from jaxscale.laws import chinchilla as ch, pearce_song as r, table_a9
 from tests.conftest import shared_data_file
 
 pytestmark = pytest.mark.usefixtures("x64")
@@ -39,7 +40,7 @@ def test_table_a9_constant_matches_shared_csv():
 
 
 def test_step1_fit_reproduces_gamma_delta_and_aspect_ratio():
-    fit = r.fit_table_a9()
+    fit = reconciliation.fit_table_a9()
     assert float(fit.gamma) == pytest.approx(r.GAMMA_PAPER, rel=0.05)
     assert float(fit.delta) == pytest.approx(r.DELTA_PAPER, abs=0.005)
     assert float(r.aspect_ratio_from_gamma(fit.gamma)) == pytest.approx(39.2, abs=0.1)
@@ -48,7 +49,7 @@ def test_step1_fit_reproduces_gamma_delta_and_aspect_ratio():
 
 def test_eq7_recovers_exact_synthetic_relation():
     n = jnp.logspace(6, 10, 30)
-    fit = r.fit_gamma_delta(r.total_params(n, 30000.0, 0.3), n)
+    fit = reconciliation.fit_gamma_delta(r.total_params(n, 30000.0, 0.3), n)
     assert float(fit.gamma) == pytest.approx(30000.0, rel=1e-9)
     assert float(fit.delta) == pytest.approx(0.3, abs=1e-10)
 
@@ -56,7 +57,7 @@ def test_eq7_recovers_exact_synthetic_relation():
 @pytest.mark.parametrize("spec", ["epoch", "chinchilla"])
 def test_autodiff_local_exponent_equals_eq17(spec):
     p = ch.preset(spec)
-    q = r.ReconciledParams(p, r.GAMMA_PAPER)
+    q = r.with_embedding(p, r.GAMMA_PAPER)
     g_autodiff = optimal.local_exponent_at_n(r.loss, q, N_RANGE)
     g_paper = 1 / paper_eq17_inverse_g(N_RANGE, r.GAMMA_PAPER, p.alpha, p.beta)
     assert float(jnp.max(jnp.abs(g_autodiff - g_paper))) <= 1e-8
@@ -68,7 +69,7 @@ def test_autodiff_local_exponent_equals_eq17(spec):
 @pytest.mark.parametrize("spec", ["epoch", "chinchilla"])
 def test_generic_solver_equals_corrected_eq16(spec):
     p = ch.preset(spec)
-    q = r.ReconciledParams(p, r.GAMMA_PAPER)
+    q = r.with_embedding(p, r.GAMMA_PAPER)
     log_c = optimal.optimal_log_compute(r.loss, q, jnp.log(N_RANGE))
     np.testing.assert_allclose(log_c, jnp.log(corrected_eq16(N_RANGE, r.GAMMA_PAPER, p)), atol=1e-10)
     # ... and the forward solve N*(C) inverts it.
@@ -76,7 +77,7 @@ def test_generic_solver_equals_corrected_eq16(spec):
 
 
 def test_general_delta_forms_agree_with_autodiff():
-    q = r.ReconciledParams(ch.EPOCH, 30000.0, 0.4)
+    q = r.with_embedding(ch.EPOCH, 30000.0, 0.4)
     np.testing.assert_allclose(optimal.local_exponent_at_n(r.loss, q, N_RANGE), r.local_exponent(N_RANGE, q), atol=1e-9)
     np.testing.assert_allclose(
         optimal.optimal_log_compute(r.loss, q, jnp.log(N_RANGE)), jnp.log(r.compute_at_optimum(N_RANGE, q)), atol=1e-10
@@ -86,7 +87,7 @@ def test_general_delta_forms_agree_with_autodiff():
 @pytest.mark.parametrize("spec", ["epoch", "chinchilla"])
 def test_limits_of_g(spec):
     p = ch.preset(spec)
-    q = r.ReconciledParams(p, r.GAMMA_PAPER)
+    q = r.with_embedding(p, r.GAMMA_PAPER)
     g = optimal.local_exponent_at_n(r.loss, q, jnp.array([1e-12, 1e32]))
     assert float(r.limit_small(q)) == pytest.approx(p.beta / (p.alpha / 3 + p.beta), abs=1e-15)
     assert float(r.limit_large(q)) == pytest.approx(p.beta / (p.alpha + p.beta), abs=1e-15)
@@ -95,7 +96,7 @@ def test_limits_of_g(spec):
 
 
 def test_transition_phase_peaks_near_gamma_three_halves():
-    q = r.ReconciledParams(ch.EPOCH, r.GAMMA_PAPER)
+    q = r.with_embedding(ch.EPOCH, r.GAMMA_PAPER)
     g = optimal.local_exponent_at_n(r.loss, q, N_RANGE)
     peak = N_RANGE[jnp.argmax(g)]
     assert float(r.transition_size(q)) == pytest.approx(r.GAMMA_PAPER**1.5)
@@ -107,7 +108,7 @@ def test_transition_phase_peaks_near_gamma_three_halves():
 
 
 def test_eq15_is_eq13_with_total_parameters():
-    q = r.ReconciledParams(ch.EPOCH, r.GAMMA_PAPER)
+    q = r.with_embedding(ch.EPOCH, r.GAMMA_PAPER)
     n = jnp.logspace(3, 10, 8)
     n_t = r.total_params(n, r.GAMMA_PAPER)
     np.testing.assert_allclose(r.loss(n, 1e10, q), ch.loss(n_t, 1e10, ch.EPOCH), rtol=1e-14)
@@ -115,7 +116,7 @@ def test_eq15_is_eq13_with_total_parameters():
 
 def test_exponents_vmap_over_parameter_draws():
     draws = jax.tree.map(lambda v: jnp.array([v, v * 1.01]), ch.EPOCH)
-    qs = r.ReconciledParams(draws, jnp.array([r.GAMMA_PAPER, r.GAMMA_PAPER]), jnp.array([1 / 3, 1 / 3]))
+    qs = r.with_embedding(draws, jnp.array([r.GAMMA_PAPER, r.GAMMA_PAPER]), jnp.array([1 / 3, 1 / 3]))
     g = jax.vmap(lambda q: r.local_exponent(1e7, q))(qs)
     assert g.shape == (2,) and bool(jnp.all(jnp.isfinite(g)))
 
@@ -125,8 +126,8 @@ def test_exponents_vmap_over_parameter_draws():
     [
         (lambda: r.total_params(-1.0, 47491.0), "n_nonembedding"),
         (lambda: r.total_params(1e6, 0.0), "gamma"),
-        (lambda: r.loss(1e6, 1e9, r.ReconciledParams(ch.EPOCH._replace(alpha=-1.0), 47491.0)), "alpha"),
-        (lambda: r.fit_gamma_delta([1e6, 2e6], [2e6, 1e6]), "n_total - n_nonembedding"),
+        (lambda: r.loss(1e6, 1e9, r.with_embedding(ch.EPOCH._replace(alpha=-1.0), 47491.0)), "alpha"),
+        (lambda: reconciliation.fit_gamma_delta([1e6, 2e6], [2e6, 1e6]), "n_total - n_nonembedding"),
     ],
 )
 def test_invalid_arguments(call, name):

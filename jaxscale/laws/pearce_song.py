@@ -16,19 +16,25 @@ Derivation of Eq. 16: with f(N) = N + γN^δ and D = C/(6N), dL/dN = 0 reads
 α A f^(-α-1) f'(N) = β B (6/C)^β N^(β-1). Solving for C and using N f'(N) = N + δγN^δ gives the
 expression above; Eq. 17 is its logarithmic derivative, d log(N + kN^δ)/d log N =
 (N + δkN^δ)/(N + kN^δ) applied to both factors.
+
+:data:`LAW` is Eq. 15 as a :class:`~jaxscale.laws.law.Law` of (N_\\E, D) with the flat
+parameters (A, B, E, α, β, γ, δ); the Step-1 fit of γ, δ to Table A9 is part of the Section-2
+pipeline (:mod:`jaxscale.reconciliation`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
-from jaxscale.fit.power_law import fit_power_law
 from jaxscale.laws import table_a9
-from jaxscale.laws.chinchilla import ChinchillaParams
+from jaxscale.laws.chinchilla import ChinchillaParams, ChinchillaPriors, epoch_grid
+from jaxscale.laws.law import Law, Normal, lse
 from jaxscale.validation import check_params_positive, check_positive
 
 #: Pearce & Song Section 2, Step 1: the published fit of Eq. 7 to Table A9.
@@ -38,12 +44,26 @@ DELTA_PAPER = 0.34
 DELTA_KAPLAN = 1.0 / 3.0
 
 
-class ReconciledParams(NamedTuple):
+class PearceSongParams(NamedTuple):
     """Chinchilla parameters plus the embedding relation N_T = N + γ N**δ (a pytree)."""
 
-    law: ChinchillaParams
+    A: ArrayLike
+    B: ArrayLike
+    E: ArrayLike
+    alpha: ArrayLike
+    beta: ArrayLike
     gamma: ArrayLike
     delta: ArrayLike = DELTA_KAPLAN
+
+    @property
+    def chinchilla(self) -> ChinchillaParams:
+        """The Chinchilla-law part (A, B, E, α, β)."""
+        return ChinchillaParams(*self[:5])
+
+
+def with_embedding(p: ChinchillaParams, gamma: ArrayLike, delta: ArrayLike = DELTA_KAPLAN) -> PearceSongParams:
+    """Eq. 15's parameters from Chinchilla's and the embedding relation (γ, δ) of Eq. 7."""
+    return PearceSongParams(*p, gamma, delta)
 
 
 def total_params(n_nonembedding: ArrayLike, gamma: ArrayLike, delta: ArrayLike = DELTA_KAPLAN) -> jnp.ndarray:
@@ -68,67 +88,32 @@ def gamma_from_aspect_ratio(aspect_ratio: ArrayLike, vocab_size: ArrayLike = tab
     return (vocab_size + context) * jnp.power(aspect_ratio / 12.0, 1.0 / 3.0)
 
 
-class EmbeddingFit(NamedTuple):
-    """Fit of Eq. 7 with a free exponent: N_T - N_\\E = γ N_\\E**δ."""
-
-    gamma: jnp.ndarray
-    delta: jnp.ndarray
+def _log_total(log_n: ArrayLike, gamma: ArrayLike, delta: ArrayLike) -> jnp.ndarray:
+    """log N_T = log(N + γ N**δ) = LSE(log N, log γ + δ log N) (Eq. 7), elementwise."""
+    return lse(log_n, jnp.log(gamma) + delta * log_n)
 
 
-def _log_total_residuals(theta: jnp.ndarray, n_total: jnp.ndarray, n_nonembedding: jnp.ndarray) -> jnp.ndarray:
-    log_gamma, delta = theta[0], theta[1]
-    predicted = n_nonembedding + jnp.exp(log_gamma + delta * jnp.log(n_nonembedding))
-    return jnp.log(predicted) - jnp.log(n_total)
+def log_loss(q: PearceSongParams, log_n: ArrayLike, log_d: ArrayLike) -> jnp.ndarray:
+    """Eq. 15 in log space: log L = LSE(log A - α log N_T, log B - β log D, log E) with
+    log N_T from Eq. 7. Parameters are unpacked by position."""
+    A, B, E, alpha, beta, gamma, delta = q
+    return lse(jnp.log(A) - alpha * _log_total(log_n, gamma, delta), jnp.log(B) - beta * log_d, jnp.log(E))
 
 
-def fit_gamma_delta(n_total: ArrayLike, n_nonembedding: ArrayLike, iterations: int = 50) -> EmbeddingFit:
-    r"""Pearce & Song Step 1: fit N_T = N_\E + γ N_\E**δ by least squares in log N_T (the
-    curve of their Figure 1, log-log axes); on Table A9 this gives γ ≈ 47491, δ ≈ 0.34.
-
-    Gauss-Newton on θ = (log γ, δ) with Jacobians from ``jax.jacfwd``, started from the straight
-    line log(N_T - N_\E) = log γ + δ log N_\E (itself a worse fit: it weighs the small models,
-    whose embedding share is largest, like the large ones)."""
-    check_positive("n_total", n_total)
-    check_positive("n_nonembedding", n_nonembedding)
-    n_t, n = jnp.asarray(n_total), jnp.asarray(n_nonembedding)
-    check_positive("n_total - n_nonembedding", n_t - n)
-    line = fit_power_law(n, n_t - n)
-    theta0 = jnp.stack([jnp.log(line.coefficient), line.exponent])
-    jacobian = jax.jacfwd(_log_total_residuals)
-
-    def gauss_newton_step(_, theta):
-        r = _log_total_residuals(theta, n_t, n)
-        j = jacobian(theta, n_t, n)
-        return theta - jnp.linalg.solve(j.T @ j, j.T @ r)
-
-    theta = jax.lax.fori_loop(0, iterations, gauss_newton_step, theta0)
-    return EmbeddingFit(gamma=jnp.exp(theta[0]), delta=theta[1])
-
-
-def fit_table_a9() -> EmbeddingFit:
-    """:func:`fit_gamma_delta` on the 50 Chinchilla configurations of Table A9 (v = 32,000)."""
-    return fit_gamma_delta(table_a9.total_params(), table_a9.nonembedding_params())
-
-
-def loss(n_nonembedding: ArrayLike, d: ArrayLike, q: ReconciledParams) -> jnp.ndarray:
+def loss(n_nonembedding: ArrayLike, d: ArrayLike, q: PearceSongParams) -> jnp.ndarray:
     """Eq. 15 as a law of (N_\\E, D): A/(N + γN**δ)**α + B/D**β + E, with D = C_\\E/(6 N_\\E).
 
     Written in (N, D) so that the generic solver of :mod:`jaxscale.optimal`, which imposes
     C = 6 N D, optimises over N_\\E under the non-embedding budget C_\\E (Eq. 4)."""
     check_positive("n_nonembedding", n_nonembedding)
     check_positive("d", d)
-    check_params_positive(q.law)
-    check_positive("gamma", q.gamma)
-    p = q.law
-    n_t = n_nonembedding + q.gamma * jnp.power(n_nonembedding, q.delta)
-    return p.E + p.A * jnp.power(n_t, -p.alpha) + p.B * jnp.power(d, -p.beta)
-
-
-def log_compute_at_optimum(log_n: ArrayLike, q: ReconciledParams) -> jnp.ndarray:
+    check_params_positive(q)
+    return LAW.loss(n_nonembedding, d, q)
+def log_compute_at_optimum(log_n: ArrayLike, q: PearceSongParams) -> jnp.ndarray:
     """Eq. 16 in log space, x = log N_\\E and w = γ e^((δ-1)x) = γ N**(δ-1):
     log C = log 6 + x - (1/β)(x + log1p(δw)) + ((1+α)/β)(x + log1p(w)) + (1/β) log(βB / (αA)),
     since N + δγN**δ = N (1 + δw) and N + γN**δ = N (1 + w). Valid for N > 1e-300 (float64)."""
-    x, p = jnp.asarray(log_n), q.law
+    x, p = jnp.asarray(log_n), q
     w = jnp.exp((q.delta - 1.0) * x + jnp.log(q.gamma))
     log_n_f_prime = x + jnp.log1p(q.delta * w)  # log(N + δγN^δ)
     log_n_total = x + jnp.log1p(w)  # log(N + γN^δ) = log N_T
@@ -138,17 +123,17 @@ def log_compute_at_optimum(log_n: ArrayLike, q: ReconciledParams) -> jnp.ndarray
     )
 
 
-def compute_at_optimum(n_nonembedding: ArrayLike, q: ReconciledParams) -> jnp.ndarray:
+def compute_at_optimum(n_nonembedding: ArrayLike, q: PearceSongParams) -> jnp.ndarray:
     """Eq. 16 (corrected, general δ): the budget C_\\E at which N_\\E is compute-optimal,
     C = 6 N (N + δγN**δ)**(-1/β) (N + γN**δ)**((1+α)/β) (βB/(αA))**(1/β)."""
     check_positive("n_nonembedding", n_nonembedding)
     return jnp.exp(log_compute_at_optimum(jnp.log(jnp.asarray(n_nonembedding)), q))
 
 
-def local_exponent(n_nonembedding: ArrayLike, q: ReconciledParams) -> jnp.ndarray:
+def local_exponent(n_nonembedding: ArrayLike, q: PearceSongParams) -> jnp.ndarray:
     """Eq. 17 (general δ): g = d log N*_\\E / d log C_\\E at the optimal size N*_\\E."""
     check_positive("n_nonembedding", n_nonembedding)
-    n, p = jnp.asarray(n_nonembedding), q.law
+    n, p = jnp.asarray(n_nonembedding), q
     k = q.gamma * jnp.power(n, q.delta)
     inv_g = (
         1.0
@@ -158,7 +143,7 @@ def local_exponent(n_nonembedding: ArrayLike, q: ReconciledParams) -> jnp.ndarra
     return 1.0 / inv_g
 
 
-def local_exponent_autodiff(n_nonembedding: ArrayLike, q: ReconciledParams) -> jnp.ndarray:
+def local_exponent_autodiff(n_nonembedding: ArrayLike, q: PearceSongParams) -> jnp.ndarray:
     """g by automatic differentiation of Eq. 16: 1/g = d log C_\\E / d log N from ``jax.grad``,
     no hand derivative involved (agrees with :func:`local_exponent`, Eq. 17, to rounding). The
     fully generic route, which does not use Eq. 16 either, is
@@ -168,17 +153,48 @@ def local_exponent_autodiff(n_nonembedding: ArrayLike, q: ReconciledParams) -> j
     return 1.0 / jax.grad(total_log_compute)(jnp.log(jnp.asarray(n_nonembedding)))
 
 
-def limit_small(q: ReconciledParams) -> jnp.ndarray:
+def limit_small(q: PearceSongParams) -> jnp.ndarray:
     """g as N*_\\E -> 0 (embeddings dominate): β/(δα + β), i.e. β/(α/3 + β) for δ = 1/3."""
-    return q.law.beta / (q.delta * q.law.alpha + q.law.beta)
+    return q.beta / (q.delta * q.alpha + q.beta)
 
 
-def limit_large(q: ReconciledParams) -> jnp.ndarray:
+def limit_large(q: PearceSongParams) -> jnp.ndarray:
     """g as N*_\\E -> ∞ (embeddings negligible): β/(α + β), Chinchilla's exponent (Eq. 14)."""
-    return q.law.beta / (q.law.alpha + q.law.beta)
+    return q.beta / (q.alpha + q.beta)
 
 
-def transition_size(q: ReconciledParams) -> jnp.ndarray:
+def transition_size(q: PearceSongParams) -> jnp.ndarray:
     """N_\\E where embedding and non-embedding parameters are equal, γN**δ = N:
     N = γ**(1/(1-δ)), i.e. γ**(3/2) ≈ 1e7 for δ = 1/3 (the middle of the transition phase)."""
     return jnp.power(q.gamma, 1.0 / (1.0 - q.delta))
+
+
+@dataclass(frozen=True)
+class PearceSongPriors(ChinchillaPriors):
+    """:class:`~jaxscale.laws.chinchilla.ChinchillaPriors` for A, B, E, α, β, and for Eq. 7:
+    ``log_gamma`` ~ Normal(10.8, 2) (Table A9: γ = 47491, log 10.77; one SD a factor e^2) and
+    ``delta`` ~ Normal(1/3, 0.1) truncated to > 0 (fixed aspect ratio gives 1/3, Eq. 10)."""
+
+    log_gamma: Normal = (10.8, 2.0)
+    delta: Normal = (1.0 / 3.0, 0.1)
+
+
+def _grid() -> np.ndarray:
+    """Epoch's Chinchilla starts, each with the paper's γ = 47491 and δ = 1/3."""
+    base = epoch_grid()
+    embedding = np.broadcast_to([np.log(GAMMA_PAPER), DELTA_KAPLAN], (len(base), 2))
+    return np.concatenate([base, embedding], axis=1)
+
+
+LAW: Law[PearceSongParams] = Law(
+    name="pearce-song",
+    params_type=PearceSongParams,
+    log_loss=log_loss,
+    log_scale=(True, True, True, False, False, True, False),
+    init_grid=_grid,
+    priors=PearceSongPriors(),
+    formula="L(N_ne, D) = E + A (N_ne + gamma N_ne^delta)^-alpha + B D^-beta",
+    citation="Pearce & Song (2024), Eq. 15 with Eq. 7",
+    inputs=("N_nonembedding", "D"),
+    centred=(("log_B", "beta", 1),),
+)

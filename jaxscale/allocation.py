@@ -1,0 +1,110 @@
+"""Quantities derived from a law's parameters, for one fit, bootstrap refits or posterior draws.
+
+One set of functions of (law, params) serves fits, bootstraps and posteriors alike; ``params``
+is the law's NamedTuple, with a leading axis of draws where there are several:
+
+- :func:`derived_draws`: the law's closed-form quantities (Chinchilla: a, b, G of Hoffmann et
+  al. 2022 Eq. 4) for every draw;
+- :func:`optimal_allocation`: the compute-optimal allocation under C = 6 N D (Pearce & Song
+  Eq. 11), N*(C) = argmin_N L(N, C/(6N)), D*(C) = C/(6 N*(C)) and the loss there, from the
+  generic implicit-differentiation solver of :mod:`jaxscale.optimal` (for Chinchilla it equals
+  Eq. 4's N* = G (C/6)^a), for every draw at every budget, vmapped and jit-compiled;
+- :func:`allocation_table`: N*, D* and D*/N* of a fit at given budgets with 95% bands over draws;
+- :func:`band`: median and central interval over draws.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike
+
+from jaxscale import optimal
+from jaxscale.laws.law import Law
+from jaxscale.numerics import float64
+from jaxscale.validation import check_positive
+
+
+class OptimalAllocation(NamedTuple):
+    """Compute-optimal size, tokens and loss at each budget ([S, C] for S draws)."""
+
+    c: np.ndarray
+    n: np.ndarray
+    d: np.ndarray
+    loss: np.ndarray
+
+
+class Band(NamedTuple):
+    median: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+def _numpy(tree):
+    return jax.tree.map(np.asarray, tree)
+
+
+def _check_nd(law: Law) -> None:
+    if law.inputs[1] != "D":
+        raise ValueError(f"compute-optimal allocation needs a law of N and D; {law.name} is of {law.inputs}")
+
+
+@partial(jax.jit, static_argnums=0)
+def _derived_map(law: Law, draws: NamedTuple) -> dict[str, jnp.ndarray]:
+    return jax.vmap(law.derived)(draws)
+
+
+@float64
+def derived_draws(law: Law, draws: NamedTuple) -> dict[str, np.ndarray]:
+    """The law's closed-form derived quantities for every draw ([S] fields), as NumPy float64."""
+    if law.closed_forms is None:
+        return {}
+    return _numpy(_derived_map(law, type(draws)(*(jnp.asarray(v, jnp.float64) for v in draws))))
+
+
+def _allocation(law: Law, params: NamedTuple, c: jnp.ndarray) -> OptimalAllocation:
+    n = optimal.optimal_n(law, params, c)
+    d = c / (6.0 * n)
+    return OptimalAllocation(c=c, n=n, d=d, loss=law.loss(n, d, params))
+
+
+@partial(jax.jit, static_argnums=0)
+def _allocation_map(law: Law, draws: NamedTuple, c: jnp.ndarray) -> OptimalAllocation:
+    return jax.vmap(_allocation, in_axes=(None, 0, None))(law, draws, c)
+
+
+@float64
+def optimal_allocation(law: Law, params: NamedTuple, c: ArrayLike) -> OptimalAllocation:
+    """N*(C), D*(C) and L(N*, D*) at budgets ``c`` (FLOP): shape [C] for one parameter set,
+    [S, C] when the fields of ``params`` are [S] arrays of draws."""
+    _check_nd(law)
+    check_positive("c", c)
+    c = jnp.atleast_1d(jnp.asarray(c, jnp.float64))
+    params = type(params)(*(jnp.asarray(v, jnp.float64) for v in params))
+    if jnp.ndim(params[0]) == 0:
+        return _numpy(_allocation(law, params, c))
+    return _numpy(_allocation_map(law, params, c)._replace(c=c))
+
+
+def band(draws: ArrayLike, level: float = 0.95) -> Band:
+    """Median and central ``level`` interval over the first (draw) axis."""
+    x = np.asarray(draws)
+    lo, med, hi = np.quantile(x, [(1 - level) / 2, 0.5, (1 + level) / 2], axis=0)
+    return Band(median=med, lo=lo, hi=hi)
+
+
+def allocation_table(law: Law, params: NamedTuple, c: ArrayLike,
+                     draws: NamedTuple | None = None) -> dict[str, np.ndarray]:
+    """N*(C), D*(C) and D*/N* at budgets ``c`` under ``params``; with ``draws`` (bootstrap
+    refits or posterior draws), their 95% percentile bands (keys ``N_lo``, ``N_hi``, ...)."""
+    best = optimal_allocation(law, params, c)
+    out = {"C": best.c, "N": best.n, "D": best.d, "tokens_per_param": best.d / best.n}
+    if draws is not None:
+        spread = optimal_allocation(law, draws, c)
+        for key, values in (("N", spread.n), ("D", spread.d), ("tokens_per_param", spread.d / spread.n)):
+            out[f"{key}_lo"], out[f"{key}_hi"] = np.percentile(values, [2.5, 97.5], axis=0)
+    return out
