@@ -65,8 +65,9 @@ def main() -> None:
             print(f"{run_id}: final loss {curve[rs.LOSS].iloc[-1]:.3f}, L ∝ D^{learning_curve_exponent(curve):.3f}")
     else:
         print(format_table(result.table), end="")
-        print(f"exponent_total {result.exponent('experiment 1', 'total'):.3f}  "
-              f"exponent_nonembedding {result.exponent('experiment 1', 'nonembedding'):.3f}")
+        for basis in ("total", "nonembedding"):
+            a = result.exponent("experiment 1", basis)
+            print(f"exponent_{basis} {'undefined' if a is None else f'{a:.3f}'}")
     print(f"runs table: {result.runs_table}   wall time {result.wall_time_s:.0f} s")
 
 

@@ -3,9 +3,10 @@
 A runs table has one row per evaluation point of a training run: model size N (total
 parameters; optionally non-embedding N_\\E), training tokens D and/or training compute C, and
 the loss. Whichever of D and C is missing is filled from Hoffmann et al. (2022)'s
-approximation (Pearce & Song 2024, Eq. 3)::
+approximation (Pearce & Song 2024, Eq. 3), and with N_\\E given, the non-embedding compute
+(Eq. 4) too unless the table has it::
 
-    C = 6 N D
+    C = 6 N D,   C_\\E = 6 N_\\E D
 
 Columns are found by name, case-insensitively, under common spellings (Epoch AI's
 ``Model Size``, ``Training FLOP``, ``loss``; the canonical names of
@@ -38,6 +39,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
                "data", "dataset_size"),
     S.COMPUTE_TOTAL: ("compute_total", "c", "compute", "flops", "flop", "training_flop",
                       "training_flops", "train_flops", "training_compute"),
+    S.COMPUTE_NONEMBEDDING: ("compute_nonembedding", "compute_non_embedding", "c_nonembedding"),
     S.LOSS: ("loss", "l", "final_loss", "val_loss", "eval_loss", "validation_loss"),
     S.RUN_ID: ("run_id", "run", "run_name"),
     S.STEP: ("step", "steps", "iteration"),
@@ -48,6 +50,7 @@ _ROLE_NAMES = {
     S.N_NONEMBEDDING: "non-embedding model size",
     S.TOKENS: "training tokens D",
     S.COMPUTE_TOTAL: "training compute C",
+    S.COMPUTE_NONEMBEDDING: "non-embedding compute",
     S.LOSS: "loss",
 }
 
@@ -57,7 +60,8 @@ class RunsTable:
     """A validated runs table: float64 arrays, one entry per row.
 
     ``frame`` is the source table with the recognised columns renamed to the canonical names
-    of :mod:`jaxscale.runs_schema` (other columns kept as they were), D and C filled in.
+    of :mod:`jaxscale.runs_schema` (other columns kept as they were), D and C (and C_\\E where
+    N_\\E is known) filled in.
     """
 
     n: np.ndarray
@@ -66,6 +70,7 @@ class RunsTable:
     loss: np.ndarray
     frame: pd.DataFrame
     n_nonembedding: np.ndarray | None = None
+    c_nonembedding: np.ndarray | None = None
     run_id: np.ndarray | None = None
     step: np.ndarray | None = None
 
@@ -90,8 +95,19 @@ class RunsTable:
             n=self.n[idx], d=self.d[idx], c=self.c[idx], loss=self.loss[idx],
             frame=self.frame.iloc[idx].reset_index(drop=True),
             **{k: None if getattr(self, k) is None else getattr(self, k)[idx]
-               for k in ("n_nonembedding", "run_id", "step")},
+               for k in ("n_nonembedding", "c_nonembedding", "run_id", "step")},
         )
+
+    def on_basis(self, basis: str) -> tuple[np.ndarray, np.ndarray]:
+        """(model size, compute) on a parameter basis of Pearce & Song (2024), Eqs. 1-4:
+        ``"total"`` gives (N_T, C_T), ``"nonembedding"`` gives (N_\\E, C_\\E = 6 N_\\E D)."""
+        if basis not in S.BASES:
+            raise ValueError(f"basis must be one of {tuple(S.BASES)}; got {basis!r}")
+        if basis == "total":
+            return self.n, self.c
+        if self.n_nonembedding is None:
+            raise ValueError(f"the non-embedding basis needs a column {S.N_NONEMBEDDING!r} in the runs table")
+        return self.n_nonembedding, self.c_nonembedding
 
 
 def _fold(name: str) -> str:
@@ -215,7 +231,7 @@ def load_runs(
         role: _find(frame, role, explicit, where)
         for role, explicit in (
             (S.N_TOTAL, n_col), (S.TOKENS, d_col), (S.COMPUTE_TOTAL, c_col),
-            (S.LOSS, loss_col), (S.N_NONEMBEDDING, n_nonembedding_col),
+            (S.LOSS, loss_col), (S.N_NONEMBEDDING, n_nonembedding_col), (S.COMPUTE_NONEMBEDDING, None),
             (S.RUN_ID, None), (S.STEP, None),
         )
     }
@@ -245,17 +261,19 @@ def load_runs(
     _check_varies(n, cols[S.N_TOTAL], where, "N")
     _check_varies(d, cols[S.TOKENS] or cols[S.COMPUTE_TOTAL], where, "D")
     step = None if cols[S.STEP] is None else _numeric(frame, cols[S.STEP], where, positive=False)
+    n_ne = get.get(S.N_NONEMBEDDING)
+    c_ne = None if n_ne is None else get.get(S.COMPUTE_NONEMBEDDING, 6.0 * n_ne * d)
 
     canonical = frame.rename(columns={col: role for role, col in cols.items() if col is not None})
     for role, values in ((S.N_TOTAL, n), (S.TOKENS, d), (S.COMPUTE_TOTAL, c), (S.LOSS, get[S.LOSS])):
         canonical[role] = values
-    if S.N_NONEMBEDDING in get:
-        canonical[S.N_NONEMBEDDING] = get[S.N_NONEMBEDDING]
+    if n_ne is not None:
+        canonical[S.N_NONEMBEDDING], canonical[S.COMPUTE_NONEMBEDDING] = n_ne, c_ne
     if step is not None:
         canonical[S.STEP] = step
     return RunsTable(
         n=n, d=d, c=c, loss=get[S.LOSS], frame=canonical,
-        n_nonembedding=get.get(S.N_NONEMBEDDING),
+        n_nonembedding=n_ne, c_nonembedding=c_ne,
         run_id=None if cols[S.RUN_ID] is None else canonical[S.RUN_ID].to_numpy(),
         step=step,
     )

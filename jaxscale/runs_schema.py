@@ -19,6 +19,14 @@ LOSS = "loss"  # the loss the fits use (validation loss for training runs)
 TRAIN_LOSS = "train_loss"
 VAL_LOSS = "val_loss"
 LEARNING_RATE = "learning_rate"
+PEAK_LR = "peak_lr"  # the schedule's peak learning rate
+TOTAL_STEPS = "total_steps"  # the schedule's length in optimiser steps
 SCHEDULE = "schedule"
+
+#: The two parameter bases of Pearce & Song (2024): basis -> (model size, compute) columns.
+BASES = {
+    "total": (N_TOTAL, COMPUTE_TOTAL),  # Chinchilla's N_T and C_T = 6 N_T D
+    "nonembedding": (N_NONEMBEDDING, COMPUTE_NONEMBEDDING),  # Kaplan's N_\E and C_\E = 6 N_\E D
+}
 
 REQUIRED_FOR_FIT = (N_TOTAL, TOKENS, LOSS)

@@ -126,3 +126,54 @@ def test_approach1_on_a_sweep_table_of_training_curves(tmp_path, capsys):
     assert code == 0, err
     result = json.loads(out)
     assert result["a"] == pytest.approx(ch.EPOCH.beta / (ch.EPOCH.alpha + ch.EPOCH.beta), abs=3e-3)
+
+
+def _curves_csv(tmp_path, sizes) -> str:
+    """Training curves of the Epoch law, one per size, in the sweep's column names."""
+    import jax
+    import numpy as np
+    import pandas as pd
+
+    from jaxscale.laws import chinchilla as ch
+
+    tokens = np.geomspace(1e8, 1e13, 120)
+    n, d = np.meshgrid(sizes, tokens, indexing="ij")
+    with jax.enable_x64(True):
+        loss = np.asarray(ch.loss(n, d, ch.EPOCH))
+    frame = pd.DataFrame({
+        "run_id": np.repeat([f"m{i}" for i in range(len(sizes))], len(tokens)),
+        "n_total": n.ravel(), "tokens": d.ravel(), "loss": loss.ravel(),
+    })
+    path = tmp_path / "curves.csv"
+    frame.to_csv(path, index=False)
+    return str(path)
+
+
+def test_approach1_frontier_of_too_few_sizes_prints_null_and_warns(tmp_path, capsys):
+    path = _curves_csv(tmp_path, [1e8, 1e9, 1e10])  # the interior rule leaves the middle size alone
+    proc = subprocess.run([sys.executable, "-m", "jaxscale", "fit", path, "--method", "approach1", "--json",
+                           "--out", str(tmp_path / "o")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["a"] is None and result["b"] is None and result["n_sizes"] == 1 and "ci95" not in result
+    assert "frontier holds 1 size" in proc.stderr and "UserWarning" in proc.stderr
+    assert (tmp_path / "o" / "approach1.png").is_file()
+    with pytest.warns(UserWarning, match="frontier holds 1 size"):
+        code, out, _ = run_cli(capsys, path, "--method", "approach1", "--no-figures")
+    assert code == 0
+    assert "a                      undefined (frontier holds 1 size)" in out
+
+
+def test_approach1_drops_the_highest_losses_once_and_bootstraps(tmp_path, capsys):
+    from jaxscale.fit.approach1 import fit_approach1
+    from jaxscale.runs import drop_highest_loss, load_runs
+
+    path = _curves_csv(tmp_path, [1e8, 3e8, 1e9, 3e9, 1e10])
+    code, out, err = run_cli(capsys, path, "--method", "approach1", "--drop-highest", "40", "--bootstrap", "50",
+                             "--json", "--no-figures")
+    assert code == 0, err
+    result = json.loads(out)
+    expected = fit_approach1(drop_highest_loss(load_runs(path), 40), bootstrap=50)
+    assert expected.a != fit_approach1(load_runs(path), bootstrap=0).a  # the drop matters here
+    assert (result["a"], result["n_points"], result["n_sizes"]) == (expected.a, len(expected.c), len(expected.sizes))
+    assert result["ci95"] == {"a": list(expected.a_interval), "b": list(expected.b_interval)}

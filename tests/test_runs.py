@@ -108,3 +108,20 @@ def test_drop_highest_loss_keeps_order_and_drops_the_k_worst(tmp_path):
     np.testing.assert_array_equal(kept.n, [4e8, 8e8, 1.6e9, 3.2e9])
     with pytest.raises(ValueError, match="drop_highest"):
         drop_highest_loss(table, 6)
+
+
+def test_nonembedding_compute_is_six_n_nonembedding_d_unless_given():
+    n = np.array([1e6, 2e6, 4e6, 8e6, 1.6e7])
+    frame = pd.DataFrame({S.N_TOTAL: n, S.N_NONEMBEDDING: n / 2, S.TOKENS: 20 * n, S.LOSS: np.linspace(4, 3, 5)})
+    filled = load_runs(frame)
+    np.testing.assert_array_equal(filled.c_nonembedding, 6 * (n / 2) * 20 * n)
+    np.testing.assert_array_equal(filled.frame[S.COMPUTE_NONEMBEDDING], filled.c_nonembedding)
+    given = load_runs(frame.assign(**{S.COMPUTE_NONEMBEDDING: 70 * n * n}))
+    np.testing.assert_array_equal(given.c_nonembedding, 70 * n * n)
+    for basis, expected in (("total", (filled.n, filled.c)), ("nonembedding", (n / 2, filled.c_nonembedding))):
+        np.testing.assert_array_equal(filled.on_basis(basis), expected)
+    np.testing.assert_array_equal(filled.select([0, 2]).c_nonembedding, filled.c_nonembedding[[0, 2]])
+    with pytest.raises(ValueError, match="basis must be one of"):
+        filled.on_basis("embedding")
+    with pytest.raises(ValueError, match="n_nonembedding"):
+        load_runs(frame.drop(columns=S.N_NONEMBEDDING)).on_basis("nonembedding")

@@ -163,11 +163,11 @@ def _allocation_method(args: argparse.Namespace, table) -> dict:
     if args.method == "approach1":
         from jaxscale.fit.approach1 import fit_approach1
 
-        result = fit_approach1(table.n, table.c, table.loss, table.run_id)
+        result = fit_approach1(table, bootstrap=args.bootstrap, seed=args.seed)
     else:
         from jaxscale.fit.approach2 import fit_approach2
 
-        result = fit_approach2(table.n, table.c, table.loss)
+        result = fit_approach2(table)
     numbers = {"method": args.method, **result.summary()}
     if not args.no_figures:
         from jaxscale.plots.fit import allocation_figure
@@ -185,14 +185,25 @@ def _fmt(value) -> str:
     return f"{value:.7g}" if isinstance(value, float) else str(value)
 
 
+def _value_text(value, numbers: dict) -> str:
+    """A value of the table; None where Approach 1 leaves the law undefined (too few sizes on
+    its frontier, counted in ``n_sizes``)."""
+    if value is None and "n_sizes" in numbers:
+        from jaxscale.fit.approach1 import undefined_exponent
+
+        return undefined_exponent(numbers["n_sizes"])
+    return _fmt(value)
+
+
 def _print(numbers: dict) -> None:
     se, ci = numbers.get("se", {}), numbers.get("ci95", {})
     print(f"jaxscale fit: {numbers.get('law', '')} {numbers['method']}")
     for key, value in numbers.items():
         if isinstance(value, dict) or key in ("law", "method", "files"):
             continue
-        extra = f"   se {se[key]:.4g}   95% [{ci[key][0]:.6g}, {ci[key][1]:.6g}]" if key in se else ""
-        print(f"  {key:<22} {_fmt(value)}{extra}")
+        extra = f"   se {se[key]:.4g}" if key in se else ""
+        extra += f"   95% [{ci[key][0]:.6g}, {ci[key][1]:.6g}]" if key in ci else ""
+        print(f"  {key:<22} {_value_text(value, numbers)}{extra}")
     for section in ("allocation", "likelihood", "holdout"):
         for key, value in numbers.get(section, {}).items():
             print(f"  {section + '.' + key:<34} {value if isinstance(value, dict) else _fmt(value)}")

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+#: The experiments whose loss curves are drawn (scheme 2 is experiment 1).
+FIGURE_EXPERIMENTS = ("experiment 1", "scheme 1", "scheme 3", "scheme 4")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,20 +27,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
+def save_figures(cfg, result, out: Path) -> list[Path]:
+    """The loss curves of each experiment with two runs or more, on both bases, as PNGs in ``out``."""
+    from jaxscale import runs_schema as rs
+    from jaxscale.experiments.sweep import select_runs
+    from jaxscale.plots.sweep import curves_figure
 
+    paths = []
+    for experiment in FIGURE_EXPERIMENTS:
+        selected = select_runs(cfg, result.curves, result.best_lr, experiment)
+        if len(set(selected.run_id)) < 2:
+            continue
+        paths.append(out / f"curves_{experiment.replace(' ', '')}.png")
+        curves_figure(selected.frame, rs.BASES, title=f"{cfg.name}: {experiment}").savefig(paths[-1], dpi=120)
+    return paths
+
+
+def run(args: argparse.Namespace) -> int:
     from jaxscale.cli._output import print_json
     from jaxscale.experiments import presets
-    from jaxscale.experiments.sweep import format_table, run_sweep
+    from jaxscale.experiments.sweep import SUMMARY, format_table, run_sweep
+    from jaxscale.io.json_native import write_json
 
     if (args.config is None) == (args.preset is None):
         raise ValueError("give exactly one of CONFIG or --preset NAME")
     cfg = presets.preset(args.preset) if args.preset else presets.load_config(args.config)
     out = Path(args.out) if args.out else Path("out") / "sweeps" / cfg.name
     result = run_sweep(cfg, out, progress=not args.no_progress)
+    report = {**result.summary(), "figures": [str(p) for p in save_figures(cfg, result, out)]}
+    write_json(out / SUMMARY, report)
     if args.json:
-        print_json(result.summary())
+        print_json(report)
     else:
         print(format_table(result.table), end="")
         print(f"runs table: {result.runs_table}   wall time: {result.wall_time_s:.0f} s")

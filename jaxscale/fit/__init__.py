@@ -8,7 +8,9 @@
 - :mod:`~jaxscale.fit.bootstrap`: all resamples refitted at once, SEs and intervals.
 - :mod:`~jaxscale.fit.likelihood`: scale-sigma likelihood fit and likelihood-ratio test.
 - :mod:`~jaxscale.fit.approach1`, :mod:`~jaxscale.fit.approach2`: frontier and isoFLOP fits of
-  N*(C), D*(C); :mod:`~jaxscale.fit.allocation`: N*(C), D*(C), D/N from a fit, with bands.
+  N*(C), D*(C) on a runs table, on either parameter basis, power laws and percentile intervals
+  by :mod:`~jaxscale.fit.allocation_laws`; :mod:`~jaxscale.fit.allocation`: N*(C), D*(C), D/N
+  from a fit, with bands.
 - :mod:`~jaxscale.fit.holdout`: fit small runs, measure the error on the large ones.
 - :mod:`~jaxscale.power_law`: least-squares power laws.
 

@@ -5,7 +5,7 @@ a parabola in log N, L = p0 + p1 x + p2 x^2 (x = log N), whose minimum x* = -p1 
 N*(C) = e^{x*} and D*(C) = C / (6 N*). Power laws N* = k_N C^a, D* = k_D C^b are then fitted
 to those points. All slices are fitted at once (weighted least squares, vmapped over slices);
 a slice counts only if it has >= 3 sizes, opens upwards (p2 > 0) and has its minimum inside
-the sizes it trained.
+the sizes it trained. On Kaplan's basis (Pearce & Song 2024) N is N_\\E and C is C_\\E = 6 N_\\E D.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from jax.typing import ArrayLike
 
 from jaxscale.fit.allocation_laws import AllocationLaws, allocation_laws
 from jaxscale.numerics import float64
-from jaxscale.validation import check_positive
+from jaxscale.runs import RunsTable
 
 
 def isoflop_groups(c: np.ndarray, tol_dex: float = 0.05) -> np.ndarray:
@@ -49,16 +49,13 @@ def _parabola(x: jnp.ndarray, y: jnp.ndarray, w: jnp.ndarray) -> tuple[jnp.ndarr
 
 
 @float64
-def fit_approach2(n: ArrayLike, c: ArrayLike, loss: ArrayLike, *, groups: ArrayLike | None = None,
+def fit_approach2(table: RunsTable, *, basis: str = "total", groups: ArrayLike | None = None,
                   tol_dex: float = 0.05) -> AllocationLaws:
-    """Approach 2 on final losses of runs (N, C, loss), isoFLOP slices from ``groups``
-    (labels) or :func:`isoflop_groups` with ``tol_dex``."""
-    n, c, loss = (np.asarray(v, np.float64).ravel() for v in (n, c, loss))
-    for name, v in (("n", n), ("c", c), ("loss", loss)):
-        check_positive(name, v)
-    if not len(n) == len(c) == len(loss):
-        raise ValueError("n, c and loss must have the same length")
+    """Approach 2 on the final losses of the runs in ``table`` on ``basis`` ("total" or
+    "nonembedding"), isoFLOP slices from ``groups`` (a label per row) or :func:`isoflop_groups`
+    with ``tol_dex``."""
     t0 = time.perf_counter()
+    (n, c), loss = table.on_basis(basis), table.loss
     labels = isoflop_groups(c, tol_dex) if groups is None else np.unique(np.asarray(groups), return_inverse=True)[1]
     weights = (labels[None, :] == np.arange(labels.max() + 1)[:, None]).astype(np.float64)  # [G, rows]
     x = np.log(n)
@@ -70,5 +67,4 @@ def fit_approach2(n: ArrayLike, c: ArrayLike, loss: ArrayLike, *, groups: ArrayL
     hi = np.array([x[labels == g].max() for g in range(len(weights))])
     ok = (sizes >= 3) & (curvature > 0) & (x_star > lo) & (x_star < hi)
     budgets = np.exp(weights @ np.log(c) / weights.sum(axis=1))
-    return allocation_laws("approach2", budgets[ok], np.exp(x_star[ok]), l_star[ok],
-                           time.perf_counter() - t0)
+    return allocation_laws("approach2", budgets[ok], np.exp(x_star[ok]), l_star[ok], t0)

@@ -60,16 +60,19 @@ def isoflop_figure(fit: FitResult, n_budgets: int = 6) -> Figure:
 
 
 def allocation_figure(result: AllocationLaws) -> Figure:
-    """N*(C) and D*(C) points of Approach 1 or 2 with their fitted power laws."""
+    """N*(C) and D*(C) points of Approach 1 or 2 with their fitted power laws (points only
+    where no law is defined)."""
     fig = Figure(figsize=(7, 5), layout="constrained")
     ax = fig.add_subplot()
-    c = np.geomspace(result.c.min(), result.c.max(), 100)
     for values, exponent, coefficient, name in (
         (result.n_opt, result.a, result.n_coefficient, "N*"),
         (result.d_opt, result.b, result.d_coefficient, "D*"),
     ):
-        line = ax.plot(c, coefficient * c**exponent, label=rf"{name} $\propto C^{{{exponent:.3f}}}$")[0]
-        ax.scatter(result.c, values, s=14, color=line.get_color())
+        points = ax.scatter(result.c, values, s=14, label=f"{name}, no power law" if exponent is None else None)
+        if exponent is not None:
+            c = np.geomspace(result.c.min(), result.c.max(), 100)
+            ax.plot(c, coefficient * c**exponent, color=points.get_facecolor()[0],
+                    label=rf"{name} $\propto C^{{{exponent:.3f}}}$")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("C, training FLOP")

@@ -50,7 +50,7 @@ SPEC_FILE = "spec.json"
 CURVE_COLUMNS = (
     rs.RUN_ID, rs.STEP, rs.N_TOTAL, rs.N_NONEMBEDDING, rs.N_EMBEDDING, rs.TOKENS,
     rs.COMPUTE_TOTAL, rs.COMPUTE_NONEMBEDDING, rs.LOSS, rs.TRAIN_LOSS, rs.VAL_LOSS,
-    rs.LEARNING_RATE, rs.SCHEDULE, "peak_lr", "total_steps",
+    rs.LEARNING_RATE, rs.SCHEDULE, rs.PEAK_LR, rs.TOTAL_STEPS,
 )  # fmt: skip
 
 
@@ -234,8 +234,8 @@ def curve_row(spec: RunSpec, step: int, lr: float, train_loss: float, val_loss: 
         rs.VAL_LOSS: val_loss,
         rs.LEARNING_RATE: lr,
         rs.SCHEDULE: spec.schedule.kind,
-        "peak_lr": spec.schedule.peak_lr,
-        "total_steps": spec.schedule.total_steps,
+        rs.PEAK_LR: spec.schedule.peak_lr,
+        rs.TOTAL_STEPS: spec.schedule.total_steps,
     }
 
 
