@@ -103,6 +103,8 @@ def test_accounting_formulas():
     assert accounting.nonembedding_params(2, 64, d_attn=32, d_ff=128) == 2 * 64 * 2 * (64 + 128)
     assert accounting.embedding_params(768, 50257, context=1024) == (50257 + 1024) * 768
     assert accounting.embedding_params(768, 50257, context=1024, learned_positions=False) == 50257 * 768
+    assert accounting.embedding_params(768, 50257, context=1024, tied=False) == (2 * 50257 + 1024) * 768
+    assert accounting.unembedding_params(768, 50257) == 50257 * 768
     assert accounting.forward_flops_per_token(1e6, 4, 128, 64) == 2e6 + 2 * 4 * 128 * 64
     assert accounting.training_flops_per_token(1e6, 4, 128, 64) == 3 * (2e6 + 2 * 4 * 128 * 64)
     assert accounting.training_compute(1e6, 2e7) == 1.2e14

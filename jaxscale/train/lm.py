@@ -35,10 +35,12 @@ import optax
 from tqdm.auto import tqdm
 
 from jaxscale import runs_schema as rs
+from jaxscale.laws import accounting
 from jaxscale.models.transformer import (
     TransformerConfig,
     flops_per_token,
     init_params,
+    matmul_params,
     next_token_loss,
     param_counts,
 )
@@ -251,8 +253,8 @@ def curve_row(spec: RunSpec, step: int, lr: float, train_loss: float, val_loss: 
         rs.N_NONEMBEDDING: counts.nonembedding,
         rs.N_EMBEDDING: counts.embedding,
         rs.TOKENS: tokens,
-        rs.COMPUTE_TOTAL: 6.0 * counts.total * tokens,
-        rs.COMPUTE_NONEMBEDDING: 6.0 * counts.nonembedding * tokens,
+        rs.COMPUTE_TOTAL: accounting.training_compute(counts.total, float(tokens)),
+        rs.COMPUTE_NONEMBEDDING: accounting.training_compute(counts.nonembedding, float(tokens)),
         rs.LOSS: val_loss,
         rs.TRAIN_LOSS: train_loss,
         rs.VAL_LOSS: val_loss,
@@ -315,7 +317,7 @@ def train(
     val = sharding.shard_global_batch(data.val_batches(spec.val_batches), mesh, batch_axis=1)
     total = spec.schedule.total_steps
     end = total if stop_after is None else min(stop_after, total)
-    flops_step = flops_per_token(spec.model, _matmul_params(spec.model)) * spec.tokens_per_step
+    flops_step = flops_per_token(spec.model, matmul_params(spec.model)) * spec.tokens_per_step
 
     with Checkpoints(directory / "checkpoints", max_to_keep=1) as ckpt:
         restored = ckpt.restore(state)
@@ -377,8 +379,3 @@ def _claim_directory(spec: RunSpec, directory: Path) -> None:
                 raise ValueError(f"{directory} holds a different run than {spec.run_id!r}; use another directory")
             (directory / DONE_FILE).unlink(missing_ok=True)
     path.write_text(json.dumps(new, indent=1))
-
-
-def _matmul_params(model: TransformerConfig) -> int:
-    """Parameters that take part in matmuls: non-embedding weights plus the output projection."""
-    return run_param_counts(model).nonembedding_weights + model.vocab_size * model.d_model
