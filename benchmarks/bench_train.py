@@ -19,7 +19,7 @@ import numpy as np
 
 from jaxscale.experiments import presets
 from jaxscale.experiments.sweep import model_config
-from jaxscale.models.transformer import flops_per_token, param_counts
+from jaxscale.models.transformer import flops_per_token, matmul_params, param_counts
 from jaxscale.text.tokens import TokenBatches
 from jaxscale.train import lm
 
@@ -54,8 +54,7 @@ def main() -> None:
     batch = args.batch_size or cfg.batch_size
     spec = lm.RunSpec("bench", model, lm.Schedule(1e-3, 10), batch, 10, 10)
     counts = param_counts(model)
-    matmul_params = counts.nonembedding_weights + model.vocab_size * model.d_model
-    flops_token = flops_per_token(model, matmul_params)
+    flops_token = flops_per_token(model, matmul_params(model))
 
     print(f"devices: {jax.device_count()} x {jax.devices()[0].device_kind}")
     peak = lm.matmul_peak_flops(args.matmul)

@@ -69,10 +69,18 @@ def test_contradiction_point_matches_kaplan_orders_of_magnitude():
     assert 10**11.5 < point.n < 10**12.5
     assert 1e11 < point.d < 1e13
     assert point.loss == pytest.approx(1.7, abs=0.02)
-    # It is where the two curves meet.
-    assert float(k.loss_cmin(point.c_pf_days)) == pytest.approx(
-        float(k.loss_d(k.compute_efficient_data(point.c_pf_days))), rel=1e-10
-    )
+
+
+def test_contradiction_point_is_where_the_two_losses_are_equal():
+    point = k.contradiction_point()
+    l_cmin = float(k.loss_cmin(point.c_pf_days))
+    l_d = float(k.loss_d(k.compute_efficient_data(point.c_pf_days)))
+    assert l_cmin == pytest.approx(l_d, rel=1e-12)
+    assert point.loss == l_cmin and point.d == float(k.compute_efficient_data(point.c_pf_days))
+    # Below C* the compute-efficient curve lies above the data curve, beyond C* below it (Section 6.3).
+    below, above = 0.5 * point.c_pf_days, 2.0 * point.c_pf_days
+    assert float(k.loss_cmin(below)) > float(k.loss_d(k.compute_efficient_data(below)))
+    assert float(k.loss_cmin(above)) < float(k.loss_d(k.compute_efficient_data(above)))
 
 
 def test_kaplan_laws_are_differentiable():
@@ -103,6 +111,8 @@ def test_accounting_formulas():
     assert accounting.nonembedding_params(2, 64, d_attn=32, d_ff=128) == 2 * 64 * 2 * (64 + 128)
     assert accounting.embedding_params(768, 50257, context=1024) == (50257 + 1024) * 768
     assert accounting.embedding_params(768, 50257, context=1024, learned_positions=False) == 50257 * 768
+    assert accounting.embedding_params(768, 50257, context=1024, tied=False) == (2 * 50257 + 1024) * 768
+    assert accounting.unembedding_params(768, 50257) == 50257 * 768
     assert accounting.forward_flops_per_token(1e6, 4, 128, 64) == 2e6 + 2 * 4 * 128 * 64
     assert accounting.training_flops_per_token(1e6, 4, 128, 64) == 3 * (2e6 + 2 * 4 * 128 * 64)
     assert accounting.training_compute(1e6, 2e7) == 1.2e14

@@ -1,5 +1,6 @@
 """The training loop: one step learns, schedules, NaN guard, kill-and-resume, 8 devices = 1 device."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -68,6 +69,17 @@ def test_schedules_warmup_constant_and_cosine():
     with pytest.raises(ValueError, match="warmup"):
         lm.Schedule(1e-2, 10, 10)
 
+
+def test_another_learning_rate_and_schedule_reuse_the_compiled_step(tmp_path):
+    spec, data = tiny_run(steps=4)
+    lm.train(spec, data, tmp_path / "first", progress=False)
+    compiled = lm.train_step._cache_size()
+    other = dataclasses.replace(spec, run_id="other", schedule=lm.Schedule(3e-3, 6, 1, "constant"))
+    curve = lm.train(other, data, tmp_path / "other", progress=False)
+    assert lm.train_step._cache_size() == compiled
+    # Each row logs the learning rate of the update that produced its step, read from the optimizer state.
+    assert [float(r["learning_rate"]) for r in curve] == [other.schedule(int(r["step"]) - 1) for r in curve]
+    assert float(curve[-1]["learning_rate"]) == pytest.approx(3e-3)
 
 def test_curve_rows_carry_both_parameter_counts_and_compute_bases(tmp_path):
     spec, data = tiny_run(steps=4)

@@ -12,6 +12,7 @@ from jaxscale.models.transformer import (
     flops_per_token,
     init_params,
     kaplan_nonembedding,
+    matmul_params,
     next_token_loss,
     param_counts,
 )
@@ -39,6 +40,8 @@ def test_parameter_split_matches_formulas(cfg):
     h = cfg.n_ctx if cfg.positions == "learned" else 0
     assert counts.embedding == embedding_formula(cfg) == (h + cfg.vocab_size) * d + (0 if cfg.tied else cfg.vocab_size * d)
     assert counts.total == counts.embedding + counts.nonembedding
+    # The matmul weights: every kernel plus the output projection v d (the tied one is wte itself).
+    assert matmul_params(cfg) == counts.nonembedding_weights + cfg.vocab_size * d
     total_leaves = sum(int(np.prod(x.shape)) for x in jax.tree_util.tree_leaves(params))
     assert {x.dtype for x in jax.tree_util.tree_leaves(params)} == {jnp.dtype(jnp.float32)}
     assert counts.total == total_leaves

@@ -13,13 +13,21 @@ from jaxscale.validation import check_positive
 
 
 def embedding_params(d_model: ArrayLike, vocab_size: ArrayLike, context: ArrayLike = 0,
-                     learned_positions: bool = True) -> ArrayLike:
+                     learned_positions: bool = True, tied: bool = True) -> ArrayLike:
     """Pearce & Song Eq. 2: N_E = (h + v) d, with h (the context length) counted only when the
-    position embeddings are learned."""
+    position embeddings are learned; an untied output projection adds its v d
+    (:func:`unembedding_params`)."""
     check_positive("d_model", d_model)
     check_positive("vocab_size", vocab_size)
     h = context if learned_positions else 0
-    return (h + vocab_size) * d_model
+    head = 0 if tied else unembedding_params(d_model, vocab_size)
+    return (h + vocab_size) * d_model + head
+
+
+def unembedding_params(d_model: ArrayLike, vocab_size: ArrayLike) -> ArrayLike:
+    """The output projection W_out (d x v) from the last hidden state to the logits: v d. It is
+    a matmul whether or not it is tied to the token embedding."""
+    return vocab_size * d_model
 
 
 def nonembedding_params(n_layer: ArrayLike, d_model: ArrayLike, d_attn: ArrayLike | None = None,

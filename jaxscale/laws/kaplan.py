@@ -204,22 +204,21 @@ class ContradictionPoint(NamedTuple):
     loss: float
 
 
-def contradiction_point(tol: float = 1e-12) -> ContradictionPoint:
-    """Solve L(C_min) = L(D(C_min)) (Eq. 1.3 vs Eq. 1.2 at D = 2e10 C^0.26) for C by bisection
-    in log C; Kaplan reports C* ~ 1e4 PF-days, N* ~ 1e12, D* ~ 1e12, L* ~ 1.7.
+def contradiction_point() -> ContradictionPoint:
+    """Where L(C_min) (Eq. 1.3) meets L(D(C_min)) (Eq. 1.2 at D = 2e10 C^0.26, Section 6.3);
+    Kaplan reports C* ~ 1e4 PF-days, N* ~ 1e12, D* ~ 1e12, L* ~ 1.7.
 
-    The gap L(C) - L(D(C)) is affine in log C (both sides are power laws), positive at small C
-    and negative at large C, so bisection on [1e-8, 1e20] PF-days brackets the unique root.
+    Both sides are power laws in C, so their logs are affine in log C::
+
+        log L(C_min)    = alpha_Cmin (log C_c - log C)
+        log L(D(C_min)) = alpha_D (log D_c - log 2e10 - 0.26 log C)
+
+    and equating them gives the crossing in closed form::
+
+        log C* = [alpha_Cmin log C_c - alpha_D log(D_c / 2e10)] / (alpha_Cmin - 0.26 alpha_D).
     """
-    def gap(log_c: float) -> float:
-        c = np.exp(log_c)
-        return float(loss_cmin(c) - loss_d(compute_efficient_data(c)))
-
-    lo, hi = np.log(1e-8), np.log(1e20)
-    while hi - lo > tol:
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if gap(mid) > 0 else (lo, mid)
-    c = float(np.exp(0.5 * (lo + hi)))
+    slope = ALPHA_CMIN - ALPHA_D * D_OPT_EXP
+    c = float(np.exp((ALPHA_CMIN * np.log(CMIN_C) - ALPHA_D * np.log(D_C / D_OPT_COEF)) / slope))
     return ContradictionPoint(
         c_pf_days=c,
         n=float(compute_efficient_n(c)),

@@ -17,7 +17,9 @@ bfloat16 for accelerators while LayerNorm, softmax and the logits stay float32.
 Counting follows Pearce & Song (2024), Eqs. 1-2: N_T = N_E + N_\\E with N_E = (h + v) d, h the
 context only when positions are learned, plus v d for an untied output projection. Kaplan et al.
 (2020), Table 1: N_\\E ~= 2 d l (2 d_attn + d_ff) = 12 l d^2 (biases and LayerNorm excluded; we
-count those separately) and forward FLOPs per token C_fwd = 2 N + 2 l n_ctx d.
+count those separately) and forward FLOPs per token C_fwd = 2 N + 2 l n_ctx d. Each formula is
+written once, in :mod:`jaxscale.laws.accounting`; the functions here apply it to a config, and
+:func:`count_params` reads the exact counts from the parameter tree to check them.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from jaxscale.laws import accounting
 
 PARAM_DTYPE = jnp.float32
 INIT_STD = 0.02
@@ -236,7 +240,8 @@ def count_params(params: Any) -> ParamCounts:
             weights += size
         else:
             small += size
-    return ParamCounts(embedding + weights + small, embedding, weights + small, weights, small)
+    total = accounting.total_params(weights + small, embedding)
+    return ParamCounts(total, embedding, weights + small, weights, small)
 
 
 def param_counts(cfg: TransformerConfig) -> ParamCounts:
@@ -247,14 +252,20 @@ def param_counts(cfg: TransformerConfig) -> ParamCounts:
 
 def kaplan_nonembedding(cfg: TransformerConfig) -> int:
     """Kaplan et al. (2020), Table 1: N_\\E = 2 d_model n_layer (2 d_attn + d_ff), d_attn = d_model."""
-    return 2 * cfg.d_model * cfg.n_layer * (2 * cfg.d_model + cfg.d_ff)
+    return accounting.nonembedding_params(cfg.n_layer, cfg.d_model, cfg.d_model, cfg.d_ff)
 
 
 def embedding_formula(cfg: TransformerConfig) -> int:
     """Pearce & Song (2024), Eq. 2: N_E = (h + v) d, h only for learned positions; + v d if untied."""
-    h = cfg.n_ctx if cfg.positions == "learned" else 0
-    untied = 0 if cfg.tied else cfg.vocab_size * cfg.d_model
-    return (h + cfg.vocab_size) * cfg.d_model + untied
+    return accounting.embedding_params(
+        cfg.d_model, cfg.vocab_size, cfg.n_ctx, learned_positions=cfg.positions == "learned", tied=cfg.tied
+    )
+
+
+def matmul_params(cfg: TransformerConfig) -> int:
+    """Parameters that take part in matmuls: the non-embedding weights (Kaplan's N_\\E) plus the
+    output projection v d, tied or not (the token and position lookups are not matmuls)."""
+    return kaplan_nonembedding(cfg) + accounting.unembedding_params(cfg.d_model, cfg.vocab_size)
 
 
 def flops_per_token(cfg: TransformerConfig, n_params: int, context_term: bool = True) -> int:
@@ -263,5 +274,5 @@ def flops_per_token(cfg: TransformerConfig, n_params: int, context_term: bool = 
     Kaplan et al. (2020), Table 1: C_forward = 2 N + 2 n_layer n_ctx d_attn; training is three
     times the forward pass (forward + backward), C = 6 N + 6 n_layer n_ctx d_attn.
     """
-    attention = 6 * cfg.n_layer * cfg.n_ctx * cfg.d_model if context_term else 0
-    return 6 * int(n_params) + attention
+    n_ctx = cfg.n_ctx if context_term else 0
+    return accounting.training_flops_per_token(int(n_params), cfg.n_layer, n_ctx, cfg.d_model)

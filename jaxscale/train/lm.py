@@ -1,10 +1,12 @@
 """Training one language model: AdamW, warmup + constant/cosine schedule, checkpoints, runs table.
 
-The train step is one jitted function of (state, batch, learning rate); the learning rate is an
-argument, computed on the host from the schedule, so every learning rate and schedule of a sweep
-reuses one compiled step per model shape. AdamW (Loshchilov & Hutter 2019) is written as optax's
-``clip -> scale_by_adam -> add_decayed_weights`` followed by ``-lr``, which is ``optax.adamw``
-with gradient clipping.
+AdamW (Loshchilov & Hutter 2019) with gradient clipping is the optax chain
+``clip_by_global_norm -> scale_by_adam -> add_decayed_weights (matrices only) ->
+scale_by_learning_rate``, i.e. theta <- theta - lr (m_hat / (sqrt(v_hat) + eps) + wd theta),
+applied with ``optax.apply_updates``. The learning rate is an ``optax.inject_hyperparams``
+hyperparameter, a traced value in the optimizer state: the host evaluates the schedule (built
+once per run) and the jitted step writes that value into the state before the update, so every
+learning rate and schedule of a sweep reuses one compiled step per model shape.
 
 Every evaluation point appends one row to the run's curve (``curve.csv``, columns of
 :mod:`jaxscale.runs_schema`): tokens D, N_T, N_\\E, N_E, C_T = 6 N_T D, C_\\E = 6 N_\\E D, learning
@@ -33,10 +35,12 @@ import optax
 from tqdm.auto import tqdm
 
 from jaxscale import runs_schema as rs
+from jaxscale.laws import accounting
 from jaxscale.models.transformer import (
     TransformerConfig,
     flops_per_token,
     init_params,
+    matmul_params,
     next_token_loss,
     param_counts,
 )
@@ -91,7 +95,9 @@ class Schedule:
         if self.kind not in ("constant", "cosine"):
             raise ValueError(f"schedule kind must be 'constant' or 'cosine'; got {self.kind!r}")
 
+    @functools.cached_property
     def optax_schedule(self) -> optax.Schedule:
+        """The schedule as an optax schedule of the update count, built once per instance."""
         warmup = optax.linear_schedule(0.0, self.peak_lr, max(self.warmup_steps, 1))
         decay_steps = self.total_steps - self.warmup_steps
         if self.kind == "cosine":
@@ -102,7 +108,7 @@ class Schedule:
 
     def __call__(self, step: int) -> float:
         """The learning rate used for the update that produces step ``step + 1``."""
-        return float(self.optax_schedule()(step + 1))
+        return float(self.optax_schedule(step + 1))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,13 +139,26 @@ class RunSpec:
 # The compiled functions.
 
 
-def _optimizer(optim: OptimConfig) -> optax.GradientTransformation:
-    decay_mask = lambda params: jax.tree_util.tree_map(lambda p: p.ndim >= 2, params)  # noqa: E731
+def _decay_mask(params: Any) -> Any:
+    """Weight decay on matrices (ndim >= 2) only, not on biases and LayerNorm gains."""
+    return jax.tree_util.tree_map(lambda p: p.ndim >= 2, params)
+
+
+def _adamw(learning_rate: float, optim: OptimConfig) -> optax.GradientTransformation:
+    """AdamW with clipping: the update -lr (m_hat / (sqrt(v_hat) + eps) + wd theta) from the
+    clipped gradient (Loshchilov & Hutter 2019; ``optax.adamw`` after a global-norm clip)."""
     return optax.chain(
         optax.clip_by_global_norm(optim.clip_norm),
         optax.scale_by_adam(optim.b1, optim.b2, optim.eps),
-        optax.add_decayed_weights(optim.weight_decay, mask=decay_mask),
+        optax.add_decayed_weights(optim.weight_decay, mask=_decay_mask),
+        optax.scale_by_learning_rate(learning_rate),
     )
+
+
+def _optimizer(optim: OptimConfig) -> optax.GradientTransformation:
+    """:func:`_adamw` with the learning rate injected as a hyperparameter of the state (its
+    initial value is a placeholder: :func:`train_step` sets it before every update)."""
+    return optax.inject_hyperparams(_adamw, static_args="optim")(learning_rate=0.0, optim=optim)
 
 
 def init_state(spec: RunSpec) -> dict[str, Any]:
@@ -148,15 +167,22 @@ def init_state(spec: RunSpec) -> dict[str, Any]:
     return {"params": params, "opt_state": _optimizer(spec.optim).init(params)}
 
 
+def learning_rate(state: dict[str, Any]) -> jax.Array:
+    """The learning rate of the last update, as held in the optimizer state."""
+    return state["opt_state"].hyperparams["learning_rate"]
+
+
 @functools.partial(jax.jit, static_argnames=("model", "optim"), donate_argnums=(0,))
 def train_step(
     state: dict[str, Any], batch: jax.Array, lr: jax.Array, *, model: TransformerConfig, optim: OptimConfig
 ) -> tuple[dict[str, Any], jax.Array]:
-    """One AdamW update on ``batch``: returns the new state and the loss before the update."""
+    """One AdamW update at learning rate ``lr`` (a traced scalar, so no recompilation per value)
+    on ``batch``: returns the new state and the loss before the update."""
     loss, grads = jax.value_and_grad(functools.partial(next_token_loss, model))(state["params"], batch)
-    direction, opt_state = _optimizer(optim).update(grads, state["opt_state"], state["params"])
-    params = jax.tree_util.tree_map(lambda p, d: p - lr * d, state["params"], direction)
-    return {"params": params, "opt_state": opt_state}, loss
+    opt_state = state["opt_state"]
+    opt_state = opt_state._replace(hyperparams={**opt_state.hyperparams, "learning_rate": lr})
+    updates, opt_state = _optimizer(optim).update(grads, opt_state, state["params"])
+    return {"params": optax.apply_updates(state["params"], updates), "opt_state": opt_state}, loss
 
 
 @functools.partial(jax.jit, static_argnames=("model",))
@@ -227,8 +253,8 @@ def curve_row(spec: RunSpec, step: int, lr: float, train_loss: float, val_loss: 
         rs.N_NONEMBEDDING: counts.nonembedding,
         rs.N_EMBEDDING: counts.embedding,
         rs.TOKENS: tokens,
-        rs.COMPUTE_TOTAL: 6.0 * counts.total * tokens,
-        rs.COMPUTE_NONEMBEDDING: 6.0 * counts.nonembedding * tokens,
+        rs.COMPUTE_TOTAL: accounting.training_compute(counts.total, float(tokens)),
+        rs.COMPUTE_NONEMBEDDING: accounting.training_compute(counts.nonembedding, float(tokens)),
         rs.LOSS: val_loss,
         rs.TRAIN_LOSS: train_loss,
         rs.VAL_LOSS: val_loss,
@@ -291,7 +317,7 @@ def train(
     val = sharding.shard_global_batch(data.val_batches(spec.val_batches), mesh, batch_axis=1)
     total = spec.schedule.total_steps
     end = total if stop_after is None else min(stop_after, total)
-    flops_step = flops_per_token(spec.model, _matmul_params(spec.model)) * spec.tokens_per_step
+    flops_step = flops_per_token(spec.model, matmul_params(spec.model)) * spec.tokens_per_step
 
     with Checkpoints(directory / "checkpoints", max_to_keep=1) as ckpt:
         restored = ckpt.restore(state)
@@ -317,7 +343,7 @@ def train(
                 _check_finite(train_loss, spec, step, directory, "training loss")
                 val_loss = float(eval_loss(state["params"], val, model=spec.model))
                 _check_finite(val_loss, spec, step, directory, "validation loss")
-                _append_row(directory, curve_row(spec, step, lr, train_loss, val_loss))
+                _append_row(directory, curve_row(spec, step, float(learning_rate(state)), train_loss, val_loss))
                 now = time.perf_counter()
                 rate = (step - tick_step) / max(now - tick, 1e-9)
                 postfix = {"loss": f"{val_loss:.3f}", "tok/s": f"{rate * spec.tokens_per_step:.3g}"}
@@ -353,8 +379,3 @@ def _claim_directory(spec: RunSpec, directory: Path) -> None:
                 raise ValueError(f"{directory} holds a different run than {spec.run_id!r}; use another directory")
             (directory / DONE_FILE).unlink(missing_ok=True)
     path.write_text(json.dumps(new, indent=1))
-
-
-def _matmul_params(model: TransformerConfig) -> int:
-    """Parameters that take part in matmuls: non-embedding weights plus the output projection."""
-    return run_param_counts(model).nonembedding_weights + model.vocab_size * model.d_model
