@@ -41,8 +41,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from jaxscale.io.json_native import json_native, write_json
-from jaxscale.laws import word2vec_error
 from jaxscale.laws.law import Law
+from jaxscale.laws.registry import law_by_name
 
 #: Mikolov et al. 2013a, Table 2: CBOW accuracy [%] on the top-30k subset of the analogy test,
 #: rows = dimensionality, columns = training words (3 epochs, Google News subsets).
@@ -59,16 +59,16 @@ TABLE2_ACCURACY = (
 TABLE2_SETTING = {"model": "cbow", "loss": "hs", "window": 4, "vocab_size": 30_000, "epochs": 3}
 
 
-#: The laws the study fits, by their short names (:mod:`jaxscale.laws.word2vec_error`).
-ERROR_LAWS: dict[str, Law] = {"kaplan": word2vec_error.KAPLAN, "chinchilla": word2vec_error.CHINCHILLA}
+#: The laws the study fits, by their short names: ``word2vec-error-<name>`` of the registry
+#: (:mod:`jaxscale.laws.word2vec_error`).
+ERROR_LAWS = ("kaplan", "chinchilla")
 
 
 def error_law_by_name(name: str) -> Law:
-    """``kaplan`` or ``chinchilla``."""
-    try:
-        return ERROR_LAWS[name]
-    except KeyError:
-        raise ValueError(f"unknown error law {name!r}; choose one of {sorted(ERROR_LAWS)}") from None
+    """The study's law ``kaplan`` or ``chinchilla``."""
+    if name not in ERROR_LAWS:
+        raise ValueError(f"unknown error law {name!r}; choose one of {list(ERROR_LAWS)}")
+    return law_by_name(f"word2vec-error-{name}")
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class ScalingGrid:
     def __post_init__(self) -> None:
         if not self.dims or not self.words:
             raise ValueError("the grid needs at least one dimension and one corpus size")
-        need = max(law.n_params for law in ERROR_LAWS.values()) + 1
+        need = max(error_law_by_name(name).n_params for name in ERROR_LAWS) + 1
         if len(self.dims) * len(self.words) < need:
             raise ValueError(
                 f"the grid has {len(self.dims) * len(self.words)} cells; fitting the 5-parameter law needs at least {need}"
@@ -262,7 +262,8 @@ def fit_report(rows: list[dict], kappa: float, budget: float, law: str = "kaplan
     """Fit every error law to ``rows``; the split of ``budget`` under ``law`` (None when a fitted
     exponent is <= 0: no trade-off to optimise)."""
     fits, params = {}, {}
-    for name, candidate in ERROR_LAWS.items():
+    for name in ERROR_LAWS:
+        candidate = error_law_by_name(name)
         fit = fit_error_law(rows, candidate)
         params[name] = fit.params
         fits[name] = {"formula": candidate.formula, "params": fit.params._asdict(), "objective": fit.objective,
