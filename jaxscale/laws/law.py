@@ -52,6 +52,11 @@ def lse(*terms: ArrayLike) -> jnp.ndarray:
     return top + jnp.log(sum(jnp.exp(t - top) for t in terms))
 
 
+def _array_module(*values: Any):
+    """NumPy for host values (floats, NumPy arrays), jax.numpy for JAX arrays and tracers."""
+    return jnp if any(isinstance(v, jax.Array) for v in values) else np
+
+
 def grid(**axes: ArrayLike) -> Callable[[], np.ndarray]:
     """A multistart grid: the Cartesian product of ``axes`` (in keyword order, the last varying
     fastest), as a function returning a ``(k, p)`` float64 array of vector coordinates."""
@@ -130,13 +135,16 @@ class Law(Generic[P]):
         return self.loss(x1, x2, params)
 
     def to_vector(self, params: P) -> jnp.ndarray:
-        """The unconstrained vector, shape ``(..., p)``: logs of scales, exponents as they are."""
-        return jnp.stack([jnp.log(v) if log else jnp.asarray(v) for v, log in zip(params, self.log_scale)], -1)
+        """The unconstrained vector, shape ``(..., p)``: logs of scales, exponents as they are
+        (NumPy in, NumPy out: no compilation for host-side conversions)."""
+        xp = _array_module(*params)
+        return xp.stack([xp.log(v) if log else xp.asarray(v) for v, log in zip(params, self.log_scale)], -1)
 
     def from_vector(self, vector: ArrayLike) -> P:
         """The parameters of vector(s) ``(..., p)`` (inverse of :meth:`to_vector`)."""
-        v = jnp.asarray(vector)
-        return self.params_type(*(jnp.exp(v[..., i]) if log else v[..., i] for i, log in enumerate(self.log_scale)))
+        xp = _array_module(vector)
+        v = xp.asarray(vector)
+        return self.params_type(*(xp.exp(v[..., i]) if log else v[..., i] for i, log in enumerate(self.log_scale)))
 
     def derived(self, params: P) -> dict[str, Any]:
         """The law's closed-form derived quantities at ``params`` (empty if it has none)."""
