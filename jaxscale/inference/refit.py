@@ -73,8 +73,24 @@ def _quantities(law: Law, draws: Mapping[str, np.ndarray]) -> dict[str, np.ndarr
 Start = tuple[NamedTuple, float]  # law parameters and sigma the sampler starts from
 
 
-def _model(law: Law, priors: NoisePriors):
-    return partial(models.law_model, law, priors=priors)
+class _Problem(NamedTuple):
+    """What both samplers need: the law, its priors, the model, its data and its start."""
+
+    law: Law
+    priors: NoisePriors
+    model: Any
+    data: tuple[np.ndarray, np.ndarray, np.ndarray]  # x1, x2, loss
+    start: NamedTuple
+    init: dict[str, float]  # values of the model's sample sites at the start
+
+
+def _problem(runs: RunsTable, law: str | Law, priors: NoisePriors | None, start: Start | None) -> _Problem:
+    law = law_by_name(law)
+    priors = priors or law.priors
+    params, sigma = start or approach3_start(law, runs)
+    x1, x2 = runs.law_inputs(law.inputs)
+    return _Problem(law, priors, partial(models.law_model, law, priors=priors), (x1, x2, runs.loss), params,
+                    models.sites(law, params, x1, x2, sigma))
 
 
 @float64
@@ -83,13 +99,10 @@ def sample_posterior(runs: RunsTable, law: str | Law = "chinchilla", config: Nut
     """NUTS refit of ``runs`` under ``law``, started from ``start`` (default: the Approach-3
     optimum of ``runs``, :func:`approach3_start`). Emits
     :class:`~jaxscale.inference.diagnostics.SamplingWarning` for failed checks."""
-    law = law_by_name(law)
-    priors = priors or law.priors
-    start, sigma = start or approach3_start(law, runs)
-    x1, x2 = runs.law_inputs(law.inputs)
+    problem = _problem(runs, law, priors, start)
+    law = problem.law
     t0 = time.perf_counter()
-    mcmc = run_nuts(_model(law, priors), x1, x2, runs.loss, init=models.sites(law, start, x1, x2, sigma),
-                    config=config)
+    mcmc = run_nuts(problem.model, *problem.data, init=problem.init, config=config)
     grouped = {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
     seconds = time.perf_counter() - t0
     idata = az.from_numpyro(mcmc)
@@ -100,8 +113,8 @@ def sample_posterior(runs: RunsTable, law: str | Law = "chinchilla", config: Nut
         diagnostics.warn_problems(diag)
     flat = {k: v.reshape(-1) for k, v in grouped.items()}
     flat |= _quantities(law, flat)
-    return BayesFit(law=law, priors=priors, method="nuts", draws=flat, params=models.params_of(law, flat),
-                    init=start, seconds=seconds, idata=idata, diagnostics=diag)
+    return BayesFit(law=law, priors=problem.priors, method="nuts", draws=flat, params=models.params_of(law, flat),
+                    init=problem.start, seconds=seconds, idata=idata, diagnostics=diag)
 
 
 @float64
@@ -109,17 +122,13 @@ def approximate_posterior(runs: RunsTable, law: str | Law = "chinchilla", draws:
                           priors: NoisePriors | None = None, start: Start | None = None) -> BayesFit:
     """Laplace-approximation refit of ``runs`` (the fast path); the mode search starts from
     ``start`` (default: the Approach-3 optimum of ``runs``)."""
-    law = law_by_name(law)
-    priors = priors or law.priors
-    start, sigma = start or approach3_start(law, runs)
-    x1, x2 = runs.law_inputs(law.inputs)
+    problem = _problem(runs, law, priors, start)
     t0 = time.perf_counter()
-    sites = laplace_draws(_model(law, priors), x1, x2, runs.loss, init=models.sites(law, start, x1, x2, sigma),
-                          draws=draws, seed=seed)
+    sites = laplace_draws(problem.model, *problem.data, init=problem.init, draws=draws, seed=seed)
     seconds = time.perf_counter() - t0
-    flat = sites | _quantities(law, sites)
-    return BayesFit(law=law, priors=priors, method="laplace", draws=flat, params=models.params_of(law, flat),
-                    init=start, seconds=seconds)
+    flat = sites | _quantities(problem.law, sites)
+    return BayesFit(law=problem.law, priors=problem.priors, method="laplace", draws=flat,
+                    params=models.params_of(problem.law, flat), init=problem.start, seconds=seconds)
 
 
 def summarize(fit: BayesFit, names: list[str] | None = None) -> dict[str, dict[str, Any]]:
