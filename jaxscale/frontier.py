@@ -35,6 +35,21 @@ def _curve_on_grid(log_c: jnp.ndarray, loss: jnp.ndarray, grid: jnp.ndarray) -> 
     return jnp.interp(grid, xp, fp, left=jnp.inf, right=jnp.inf)
 
 
+def curves_on_grid(log_c_curves: ArrayLike, loss_curves: ArrayLike, log_c_grid: ArrayLike) -> jnp.ndarray:
+    """[M, G] loss of each of M curves (sampled at P points each, [M, P]) at each grid budget;
+    +inf where a curve does not reach the budget. Ragged curves are right-padded with NaN."""
+    return jax.vmap(_curve_on_grid, in_axes=(0, 0, None))(
+        jnp.asarray(log_c_curves), jnp.asarray(loss_curves), jnp.asarray(log_c_grid))
+
+
+def frontier_on_grid(on_grid: jnp.ndarray, log_c_grid: ArrayLike) -> Frontier:
+    """The frontier of curves already on the grid (:func:`curves_on_grid`): the lowest loss at
+    each budget and the curve that reaches it; exclude a curve by setting its row to +inf."""
+    loss = jnp.min(on_grid, axis=0)
+    return Frontier(log_c=jnp.asarray(log_c_grid), best=jnp.argmin(on_grid, axis=0), loss=loss,
+                    valid=jnp.isfinite(loss))
+
+
 def compute_frontier(log_c_curves: ArrayLike, loss_curves: ArrayLike, log_c_grid: ArrayLike) -> Frontier:
     """Method-1 frontier of M curves sampled at P points each.
 
@@ -44,10 +59,4 @@ def compute_frontier(log_c_curves: ArrayLike, loss_curves: ArrayLike, log_c_grid
       loss_curves: [M, P] loss at those points (NaN padding likewise).
       log_c_grid: [G] budgets (natural log) at which to evaluate the frontier.
     """
-    grid = jnp.asarray(log_c_grid)
-    on_grid = jax.vmap(_curve_on_grid, in_axes=(0, 0, None))(
-        jnp.asarray(log_c_curves), jnp.asarray(loss_curves), grid
-    )  # [M, G]
-    best = jnp.argmin(on_grid, axis=0)
-    loss = jnp.min(on_grid, axis=0)
-    return Frontier(log_c=grid, best=best, loss=loss, valid=jnp.isfinite(loss))
+    return frontier_on_grid(curves_on_grid(log_c_curves, loss_curves, log_c_grid), log_c_grid)

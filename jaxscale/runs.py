@@ -20,6 +20,8 @@ from __future__ import annotations
 import csv
 import io
 import re
+import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -34,16 +36,20 @@ ALIASES: dict[str, tuple[str, ...]] = {
     S.N_TOTAL: ("n_total", "n", "model_size", "params", "parameters", "num_params",
                 "n_params", "nparams", "total_params", "model_params", "parameter_count"),
     S.N_NONEMBEDDING: ("n_nonembedding", "n_non_embedding", "non_embedding_params",
-                       "nonembedding_params", "n_ne"),
+                       "nonembedding_params", "n_ne", "n_no_emb"),
     S.TOKENS: ("tokens", "d", "training_tokens", "train_tokens", "n_tokens", "num_tokens",
                "data", "dataset_size"),
     S.COMPUTE_TOTAL: ("compute_total", "c", "compute", "flops", "flop", "training_flop",
-                      "training_flops", "train_flops", "training_compute"),
-    S.COMPUTE_NONEMBEDDING: ("compute_nonembedding", "compute_non_embedding", "c_nonembedding"),
+                      "training_flops", "train_flops", "training_compute", "budget"),
+    S.COMPUTE_NONEMBEDDING: ("compute_nonembedding", "compute_non_embedding", "c_nonembedding", "c_no_emb"),
     S.LOSS: ("loss", "l", "final_loss", "val_loss", "eval_loss", "validation_loss"),
     S.RUN_ID: ("run_id", "run", "run_name"),
-    S.STEP: ("step", "steps", "iteration"),
+    S.STEP: ("step", "steps", "iteration", "current_steps", "current_step"),
 }
+
+#: A loss above this many nats per token is more likely a perplexity or a sum over tokens
+#: (the loss of a uniform guess over a 1M-token vocabulary is 13.8 nats).
+MAX_PLAUSIBLE_LOSS = 20.0
 
 _ROLE_NAMES = {
     S.N_TOTAL: "model size N",
@@ -98,6 +104,12 @@ class RunsTable:
                for k in ("n_nonembedding", "c_nonembedding", "run_id", "step")},
         )
 
+    def in_basis(self, basis: str) -> "RunsTable":
+        """The table with ``n`` and ``c`` on a parameter basis (see :meth:`on_basis`), so that
+        any fitter works on the non-embedding basis unchanged."""
+        n, c = self.on_basis(basis)
+        return replace(self, n=n, c=c)
+
     def on_basis(self, basis: str) -> tuple[np.ndarray, np.ndarray]:
         """(model size, compute) on a parameter basis of Pearce & Song (2024), Eqs. 1-4:
         ``"total"`` gives (N_T, C_T), ``"nonembedding"`` gives (N_\\E, C_\\E = 6 N_\\E D)."""
@@ -114,7 +126,21 @@ def _fold(name: str) -> str:
     return re.sub(r"[\s\-_]+", "_", str(name).strip().lower())
 
 
+def _check_text(path: Path) -> None:
+    """A CSV is text: NUL bytes or undecodable bytes in its first 64 KiB name a binary file."""
+    with path.open("rb") as fh:
+        head = fh.read(1 << 16)
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as err:
+        if err.start < len(head) - 4:  # not merely a character cut at the end of the chunk
+            raise ValueError(f"{path}: a binary file, not a CSV table (undecodable byte at offset {err.start})") from None
+    if b"\0" in head:
+        raise ValueError(f"{path}: a binary file, not a CSV table (NUL bytes)")
+
+
 def _header_of(path: Path) -> list[str]:
+    _check_text(path)
     with path.open(newline="") as fh:
         first = fh.readline()
     if not first.strip():
@@ -205,6 +231,25 @@ def _check_varies(values: np.ndarray, col: str, where: str, symbol: str) -> None
         )
 
 
+def _run_ids(frame: pd.DataFrame, columns: Sequence[str], where: str) -> np.ndarray:
+    """One identifier per row from the columns that together name a run, e.g.
+    ``model, peak_lr, total_steps, sweep``: "model=m|peak_lr=0.002|..."."""
+    found = [_find(frame, S.RUN_ID, name, where) for name in columns]
+    parts = [frame[col].map(lambda v, col=col: f"{col}={_cell_text(v)}") for col in found]
+    return pd.concat(parts, axis=1).agg("|".join, axis=1).to_numpy()
+
+
+def _warn_units(loss: np.ndarray, col: str, where: str) -> None:
+    high = loss > MAX_PLAUSIBLE_LOSS
+    if high.any():
+        warnings.warn(
+            f"{where}: column {col!r}: {int(high.sum())} of {len(loss)} losses are above "
+            f"{MAX_PLAUSIBLE_LOSS:g} (largest {loss.max():g}); scaling laws expect the mean cross-entropy "
+            "per token in nats: is this a perplexity, a sum over tokens, or in another unit?",
+            stacklevel=3,
+        )
+
+
 def load_runs(
     source: str | Path | pd.DataFrame,
     *,
@@ -213,20 +258,42 @@ def load_runs(
     c_col: str | None = None,
     loss_col: str | None = None,
     n_nonembedding_col: str | None = None,
+    run_by: Sequence[str] | None = None,
+    where: Mapping[str, str] | None = None,
     min_rows: int = 5,
 ) -> RunsTable:
     """Load and validate a runs table from a CSV path or a DataFrame.
 
     Column names are optional; by default the common spellings in :data:`ALIASES` are
     recognised. At least N, the loss and one of D or C are required; C = 6 N D fills the
-    other. ``min_rows`` is the least number of rows accepted (default 5, the parameter count
-    of the Chinchilla law). Raises ``ValueError`` (one line naming row and column) for NaN,
-    inf, values <= 0, missing or non-numeric columns, an empty table, fewer than ``min_rows``
-    rows, all-equal N or D and duplicate headers.
+    other. A run is named by a ``run_id`` column or by the columns ``run_by`` (e.g. ``("model",
+    "peak_lr", "total_steps", "sweep")``); checkpoints of a run are ordered by its ``step``
+    column (or tokens). ``where`` keeps the rows whose column equals the given text (e.g.
+    ``{"source": "ml_scalefit"}``). ``min_rows`` is the least number of rows accepted (default
+    5, the parameter count of the Chinchilla law). Raises ``ValueError`` (one line naming row
+    and column) for a binary file, NaN, inf, values <= 0, missing or non-numeric columns, an
+    empty table, fewer than ``min_rows`` rows, all-equal N or D and duplicate headers; warns
+    when losses look like another unit than nats per token.
     """
-    frame, where = _read(source)
+    frame, origin = _read(source)
     if len(frame) == 0:
-        raise ValueError(f"{where}: the table has a header but no rows")
+        raise ValueError(f"{origin}: the table has a header but no rows")
+    frame = _rows_where(frame, where or {}, origin)
+    return _validated(frame, origin, n_col, d_col, c_col, loss_col, n_nonembedding_col, run_by, min_rows)
+
+
+def _rows_where(frame: pd.DataFrame, where: Mapping[str, str], origin: str) -> pd.DataFrame:
+    for name, value in where.items():
+        col = _find(frame, S.RUN_ID, name, origin)
+        frame = frame[frame[col].map(_cell_text) == str(value)]
+        if len(frame) == 0:
+            raise ValueError(f"{origin}: no row has {col} = {value!r}")
+    return frame.reset_index(drop=True)
+
+
+def _validated(frame: pd.DataFrame, where: str, n_col: str | None, d_col: str | None, c_col: str | None,
+               loss_col: str | None, n_nonembedding_col: str | None, run_by: Sequence[str] | None,
+               min_rows: int) -> RunsTable:
     cols = {
         role: _find(frame, role, explicit, where)
         for role, explicit in (
@@ -263,6 +330,7 @@ def load_runs(
     step = None if cols[S.STEP] is None else _numeric(frame, cols[S.STEP], where, positive=False)
     n_ne = get.get(S.N_NONEMBEDDING)
     c_ne = None if n_ne is None else get.get(S.COMPUTE_NONEMBEDDING, 6.0 * n_ne * d)
+    _warn_units(get[S.LOSS], cols[S.LOSS], where)
 
     canonical = frame.rename(columns={col: role for role, col in cols.items() if col is not None})
     for role, values in ((S.N_TOTAL, n), (S.TOKENS, d), (S.COMPUTE_TOTAL, c), (S.LOSS, get[S.LOSS])):
@@ -271,10 +339,13 @@ def load_runs(
         canonical[S.N_NONEMBEDDING], canonical[S.COMPUTE_NONEMBEDDING] = n_ne, c_ne
     if step is not None:
         canonical[S.STEP] = step
+    if run_by:
+        canonical[S.RUN_ID] = _run_ids(frame, run_by, where)
+    has_runs = bool(run_by) or cols[S.RUN_ID] is not None
     return RunsTable(
         n=n, d=d, c=c, loss=get[S.LOSS], frame=canonical,
         n_nonembedding=n_ne, c_nonembedding=c_ne,
-        run_id=None if cols[S.RUN_ID] is None else canonical[S.RUN_ID].to_numpy(),
+        run_id=canonical[S.RUN_ID].to_numpy() if has_runs else None,
         step=step,
     )
 
@@ -294,6 +365,17 @@ def without_highest(loss: np.ndarray, k: int) -> np.ndarray:
     if not 0 <= k < len(loss):
         raise ValueError(f"drop_highest must be in [0, {len(loss) - 1}], got {k}")
     return np.sort(np.argsort(np.asarray(loss), kind="stable")[: len(loss) - k])
+
+
+def final_checkpoints(table: RunsTable) -> RunsTable:
+    """The last checkpoint of every run (largest step, or most tokens when there is no step
+    column): the finished, annealed runs that Approach 3 and the Chinchilla law describe."""
+    if table.run_id is None:
+        raise ValueError("final checkpoints need run identity: a run_id column, or the columns that name a "
+                         "run (--run-by, e.g. model,peak_lr,total_steps,sweep)")
+    order = table.d if table.step is None else table.step
+    last = pd.DataFrame({"run": table.run_id, "order": order}).groupby("run", sort=False)["order"].idxmax()
+    return table.select(np.sort(last.to_numpy()))
 
 
 def drop_highest_loss(table: RunsTable, k: int) -> RunsTable:

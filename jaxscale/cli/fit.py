@@ -52,17 +52,40 @@ def add_table_arguments(p: argparse.ArgumentParser) -> None:
     for role, flag in (("model size N", "--n-col"), ("training tokens D", "--d-col"),
                        ("training compute C", "--c-col"), ("loss", "--loss-col")):
         p.add_argument(flag, default=None, metavar="NAME", help=f"column of {role} (default: recognised by name)")
+    p.add_argument("--where", action="append", default=[], metavar="COL=VALUE",
+                   help="keep only rows whose COL equals VALUE (repeatable), e.g. source=ml_scalefit")
+    p.add_argument("--run-by", default=None, metavar="COLS",
+                   help="comma-separated columns that together name a run, e.g. model,peak_lr,total_steps,sweep "
+                   "(default: a run_id column if there is one)")
+    p.add_argument("--final-only", action="store_true",
+                   help="keep only the last checkpoint of each run (finished, annealed runs, as Approach 3 wants)")
+    p.add_argument("--basis", choices=("total", "nonembedding"), default="total",
+                   help="parameter basis of N and C: total (Chinchilla's N_T, C_T) or nonembedding (Kaplan's "
+                   "N_\\E, C_\\E = 6 N_\\E D; needs a non-embedding size column) (default: %(default)s)")
+
+
+def _conditions(items: list[str]) -> dict[str, str]:
+    pairs = [item.split("=", 1) for item in items]
+    bad = [item for item, pair in zip(items, pairs) if len(pair) != 2 or not pair[0]]
+    if bad:
+        raise ValueError(f"--where takes COL=VALUE; got {bad[0]!r}")
+    return dict(pairs)
 
 
 def load_table(args: argparse.Namespace):
-    """The validated runs table named by :func:`add_table_arguments`' arguments, without its
-    ``--drop-highest`` highest-loss runs."""
-    from jaxscale.runs import drop_highest_loss, load_runs
+    """The validated runs table named by :func:`add_table_arguments`' arguments: rows of
+    ``--where``, runs named by ``--run-by``, their last checkpoints with ``--final-only``, then
+    without the ``--drop-highest`` highest-loss rows, on the ``--basis``."""
+    from jaxscale.runs import drop_highest_loss, final_checkpoints, load_runs
 
     if args.drop_highest < 0:
         raise ValueError(f"--drop-highest must be >= 0, got {args.drop_highest}")
-    table = load_runs(args.runs, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col, loss_col=args.loss_col)
-    return drop_highest_loss(table, args.drop_highest)
+    run_by = [c.strip() for c in args.run_by.split(",")] if args.run_by else None
+    table = load_runs(args.runs, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col, loss_col=args.loss_col,
+                      run_by=run_by, where=_conditions(args.where))
+    if args.final_only:
+        table = final_checkpoints(table)
+    return drop_highest_loss(table, args.drop_highest).in_basis(args.basis)
 
 
 def chosen_law(args: argparse.Namespace):
@@ -167,7 +190,7 @@ def _allocation_method(args: argparse.Namespace, table) -> dict:
     else:
         from jaxscale.fit.approach2 import fit_approach2
 
-        result = fit_approach2(table)
+        result = fit_approach2(table, bootstrap=args.bootstrap, seed=args.seed)
     numbers = {"method": args.method, **result.summary()}
     if not args.no_figures:
         from jaxscale.plots.fit import allocation_figure
@@ -199,7 +222,7 @@ def _print(numbers: dict) -> None:
     se, ci = numbers.get("se", {}), numbers.get("ci95", {})
     print(f"jaxscale fit: {numbers.get('law', '')} {numbers['method']}")
     for key, value in numbers.items():
-        if isinstance(value, dict) or key in ("law", "method", "files"):
+        if isinstance(value, dict) or key in ("law", "method", "files", "slices"):
             continue
         extra = f"   se {se[key]:.4g}" if key in se else ""
         extra += f"   95% [{ci[key][0]:.6g}, {ci[key][1]:.6g}]" if key in ci else ""
@@ -207,5 +230,10 @@ def _print(numbers: dict) -> None:
     for section in ("allocation", "likelihood", "holdout"):
         for key, value in numbers.get(section, {}).items():
             print(f"  {section + '.' + key:<34} {value if isinstance(value, dict) else _fmt(value)}")
+    if "slices" in numbers:
+        print(f"  {'isoFLOP slice':<14} {'points':>6} {'sizes':>5} {'N*':>10} {'L*':>8}  status")
+        for s in numbers["slices"]:
+            print(f"  {s['budget']:<14.3g} {s['points']:>6} {s['sizes']:>5} {s['n_star']:>10.3g} "
+                  f"{s['loss_star']:>8.4f}  {s['status']}")
     for path in numbers.get("files", []):
         print(f"wrote {path}")

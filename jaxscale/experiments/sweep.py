@@ -278,7 +278,8 @@ def fit_table(cfg: SweepConfig, table: RunsTable, best: dict[str, float], fronti
             continue
         try:
             fit = fit_approach1(selected, basis=basis, frontier_range=frontier_range, interior_only=False,
-                                n_budgets=cfg.frontier_points, bootstrap=cfg.bootstrap, seed=cfg.seed)
+                                n_budgets=cfg.frontier_points, bootstrap=cfg.bootstrap, resample="budgets",
+                                seed=cfg.seed)
         except ValueError as err:
             warnings.warn(f"{experiment}, {basis} basis: no fit: {err}", stacklevel=2)
             continue

@@ -40,6 +40,8 @@ class AllocationLaws:
     d_coefficient: float | None = None
     a_interval: Interval | None = None
     b_interval: Interval | None = None
+    undefined_fraction: float | None = None  # bootstrap resamples with no exponent (Approach 1 over runs)
+    slices: tuple | None = None  # Approach 2: every isoFLOP slice (jaxscale.fit.approach2.Slice)
 
     @property
     def d_opt(self) -> np.ndarray:
@@ -53,6 +55,10 @@ class AllocationLaws:
 
     def summary(self) -> dict:
         intervals = {} if self.a_interval is None else {"ci95": {"a": self.a_interval, "b": self.b_interval}}
+        if self.undefined_fraction is not None:
+            intervals["bootstrap_undefined_fraction"] = self.undefined_fraction
+        if self.slices is not None:
+            intervals["slices"] = [s._asdict() for s in self.slices]
         return {"a": self.a, "b": self.b, "n_coefficient": self.n_coefficient,
                 "d_coefficient": self.d_coefficient, "n_points": len(self.c), "n_sizes": len(self.sizes),
                 **intervals, "seconds": self.seconds}

@@ -7,8 +7,13 @@ compute-optimal model is the one whose curve reaches the lowest loss with C FLOP
 
     N* = k_N C^a,   D* = k_D C^b,   a + b = 1
 
-are fitted by least squares in log space, with percentile intervals from resampling the fitted
-budgets (:mod:`jaxscale.fit.allocation_laws`). On Kaplan's basis (Pearce & Song 2024, Eqs. 1-4)
+are fitted by least squares in log space, with 95% percentile intervals from a bootstrap:
+by default over *runs* (each resample draws the table's training curves with replacement, the
+frontier is rebuilt from the curves drawn, and a resample whose frontier holds too few sizes
+counts as undefined), which carries the uncertainty of which models were trained and how their
+curves fell; or over the fitted *budgets* (the transformer sweep's declared procedure,
+:mod:`jaxscale.fit.allocation_laws`), which treats the frontier's points as independent and is
+narrower. On Kaplan's basis (Pearce & Song 2024, Eqs. 1-4)
 N is N_\\E and C is C_\\E = 6 N_\\E D; on Chinchilla's, N_T and C_T = 6 N_T D.
 
 **Which budgets are fitted.** Two rules, which answer different questions:
@@ -40,19 +45,24 @@ from __future__ import annotations
 
 import time
 import warnings
+from dataclasses import replace
 
+from functools import partial
+
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from jaxscale.fit.allocation_laws import AllocationLaws, allocation_laws
-from jaxscale.frontier import compute_frontier
+from jaxscale.fit.allocation_laws import AllocationLaws, Interval, allocation_laws, power_laws
+from jaxscale.frontier import curves_on_grid, frontier_on_grid
 from jaxscale.numerics import float64
 from jaxscale.runs import RunsTable
 
 #: The fewest distinct model sizes on the fitted frontier that give an exponent.
 MIN_FRONTIER_SIZES = 3
 FRONTIER_RANGES = ("common", "largest_first", "all")
+RESAMPLING = ("runs", "budgets")
 
 
 def padded_curves(n: np.ndarray, c: np.ndarray, loss: np.ndarray, run_id: np.ndarray
@@ -100,30 +110,88 @@ def undefined_exponent(n_sizes: int) -> str:
     return f"undefined (frontier holds {n_sizes} size{'' if n_sizes == 1 else 's'})"
 
 
+def frontier_points(on_grid: jnp.ndarray, log_c_grid: jnp.ndarray, sizes: jnp.ndarray, keep: jnp.ndarray,
+                    interior_only: bool) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
+    """(N* at each budget, which budgets are fitted, frontier loss) of the frontier over the runs
+    in ``keep`` [M]: a budget is fitted where some kept curve reaches it and, with
+    ``interior_only``, its frontier model is neither the smallest nor the largest kept size."""
+    front = frontier_on_grid(jnp.where(keep[:, None], on_grid, jnp.inf), log_c_grid)
+    n_opt = sizes[front.best]
+    smallest = jnp.min(jnp.where(keep, sizes, jnp.inf))
+    largest = jnp.max(jnp.where(keep, sizes, -jnp.inf))
+    on_edge = (n_opt == smallest) | (n_opt == largest)
+    return n_opt, front.valid & ~(interior_only & on_edge), front.loss
+
+
+def _sizes_held(n_opt: jnp.ndarray, fitted: jnp.ndarray, distinct: jnp.ndarray) -> jnp.ndarray:
+    """How many of the ``distinct`` sizes are N* at some fitted budget."""
+    return jnp.sum(jnp.any(fitted[None, :] & (n_opt[None, :] == distinct[:, None]), axis=1))
+
+
+@partial(jax.jit, static_argnames="interior_only")
+def _resampled_exponents(on_grid: jnp.ndarray, log_c_grid: jnp.ndarray, sizes: jnp.ndarray, counts: jnp.ndarray,
+                         interior_only: bool) -> tuple[jnp.ndarray, jnp.ndarray]:
+    """a and b of every resample of runs (``counts`` [R, M]; NaN where its frontier holds too
+    few sizes), all at once."""
+    distinct = jnp.unique(sizes, size=sizes.shape[0], fill_value=jnp.nan)
+
+    def one(count: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
+        n_opt, fitted, _ = frontier_points(on_grid, log_c_grid, sizes, count > 0, interior_only)
+        n_law, d_law = power_laws(jnp.exp(log_c_grid), n_opt, fitted)
+        enough = _sizes_held(n_opt, fitted, distinct) >= MIN_FRONTIER_SIZES
+        return jnp.where(enough, n_law.exponent, jnp.nan), jnp.where(enough, d_law.exponent, jnp.nan)
+
+    return jax.vmap(one)(counts)
+
+
+def run_intervals(on_grid: jnp.ndarray, log_c_grid: jnp.ndarray, sizes: np.ndarray, interior_only: bool,
+                  resamples: int, seed: int) -> tuple[Interval, Interval, float]:
+    """95% percentile intervals of a and b over ``resamples`` resamples of the runs, and the
+    fraction of resamples whose exponent is undefined (left out of the percentiles)."""
+    m = len(sizes)
+    counts = np.random.default_rng(seed).multinomial(m, np.full(m, 1.0 / m), size=resamples)
+    a, b = (np.asarray(v) for v in _resampled_exponents(on_grid, log_c_grid, jnp.asarray(sizes),
+                                                        jnp.asarray(counts), interior_only))
+    undefined = float(np.mean(np.isnan(a)))
+    if undefined == 1.0:
+        return (None, None), (None, None), undefined
+    bounds = [tuple(float(q) for q in np.nanpercentile(v, [2.5, 97.5])) for v in (a, b)]
+    return bounds[0], bounds[1], undefined
+
+
 @float64
 def fit_approach1(table: RunsTable, *, basis: str = "total", frontier_range: str = "all",
                   interior_only: bool = True, n_budgets: int = 200, bootstrap: int = 1000,
-                  seed: int = 0) -> AllocationLaws:
+                  resample: str = "runs", seed: int = 0) -> AllocationLaws:
     """Approach 1 on the training curves of ``table`` on ``basis`` ("total" or "nonembedding"):
     the frontier at ``n_budgets`` budgets over ``frontier_range`` (:func:`budget_range`), the
     budgets with an edge size on it dropped if ``interior_only``, power laws fitted with 95%
-    percentile intervals over ``bootstrap`` resamples (none if 0) drawn with ``seed``.
+    percentile intervals over ``bootstrap`` resamples (none if 0) of the ``resample`` unit
+    ("runs" or "budgets") drawn with ``seed``.
 
     Returns a and b as None, with a warning, when the fitted frontier holds fewer than
     :data:`MIN_FRONTIER_SIZES` distinct sizes.
     """
+    if resample not in RESAMPLING:
+        raise ValueError(f"resample must be one of {RESAMPLING}; got {resample!r}")
     t0 = time.perf_counter()
     n, c = table.on_basis(basis)
     sizes, log_c, curves = padded_curves(n, c, table.loss, n if table.run_id is None else table.run_id)
-    grid = np.linspace(*budget_range(log_c, sizes, frontier_range), n_budgets)
-    front = compute_frontier(jnp.asarray(log_c), jnp.asarray(curves), jnp.asarray(grid))
-    n_opt = sizes[np.asarray(front.best)]
-    on_edge = (n_opt == sizes.min()) | (n_opt == sizes.max())
-    fitted = np.asarray(front.valid) & ~(interior_only & on_edge)
-    points = np.exp(grid[fitted]), n_opt[fitted], np.asarray(front.loss)[fitted]
+    grid = jnp.asarray(np.linspace(*budget_range(log_c, sizes, frontier_range), n_budgets))
+    on_grid = curves_on_grid(jnp.asarray(log_c), jnp.asarray(curves), grid)
+    everything = jnp.ones(len(sizes), bool)
+    n_opt, fitted, loss = (np.asarray(v) for v in frontier_points(on_grid, grid, jnp.asarray(sizes), everything,
+                                                                  interior_only))
+    points = np.exp(np.asarray(grid)[fitted]), n_opt[fitted], loss[fitted]
     held = len(np.unique(points[1]))
     if held < MIN_FRONTIER_SIZES:
         warnings.warn(f"Approach 1 on the {basis} basis: exponent {undefined_exponent(held)}; "
                       f"a power law needs at least {MIN_FRONTIER_SIZES} sizes on the frontier", stacklevel=3)
         return AllocationLaws("approach1", *points, seconds=time.perf_counter() - t0)
-    return allocation_laws("approach1", *points, t0, bootstrap=bootstrap, seed=seed)
+    by_budgets = bootstrap if resample == "budgets" else 0
+    laws = allocation_laws("approach1", *points, t0, bootstrap=by_budgets, seed=seed)
+    if resample == "budgets" or not bootstrap:
+        return laws
+    a_interval, b_interval, undefined = run_intervals(on_grid, grid, sizes, interior_only, bootstrap, seed)
+    return replace(laws, a_interval=a_interval, b_interval=b_interval, undefined_fraction=undefined,
+                   seconds=time.perf_counter() - t0)
