@@ -76,7 +76,8 @@ def test_sweep_table_gives_the_exponents_of_approach_1(frontier_range):
     experiment_1 = load_runs(frame[frame[rs.RUN_ID].isin([run_id(s, best[s.name], "constant") for s in SIZES])])
     for basis in ("total", "nonembedding"):
         fit = fit_approach1(experiment_1, basis=basis, frontier_range=frontier_range, interior_only=False,
-                            n_budgets=cfg.frontier_points, bootstrap=cfg.bootstrap, seed=cfg.seed)
+                            n_budgets=cfg.frontier_points, bootstrap=cfg.bootstrap, resample="budgets",
+                            seed=cfg.seed)
         row = table.loc[("experiment 1", basis)]
         assert len(fit.sizes) >= MIN_FRONTIER_SIZES and row.frontier_models == len(fit.sizes)
         assert (row.a, row.b, row.n_points) == (fit.a, fit.b, len(fit.c))
