@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxscale.allocation import band, optimal_allocation
+from jaxscale.allocation import band, loss_draws, optimal_allocation
 from jaxscale.inference import derived, diagnostics, refit
 from jaxscale.inference.sample import NutsConfig
 from jaxscale.laws.chinchilla import EPOCH
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> dict:
     budgets = np.logspace(18, 27, 37)
     bands = optimal_allocation(fit.law, fit.params, budgets)
     at_1e24 = band(bands.n[:, np.argmin(np.abs(budgets - 1e24))])
-    planned = band(derived.loss_at(fit.law, fit.params, *PLANNED))
+    planned = band(loss_draws(fit.law, fit.params, *PLANNED))
     print(f"\nN*(1e24 FLOP): median {at_1e24.median:.3g}, 95% [{at_1e24.lo:.3g}, {at_1e24.hi:.3g}] parameters")
     print(f"loss of a 70B model on 1.4T tokens: {planned.median:.4f} [{planned.lo:.4f}, {planned.hi:.4f}]")
 

@@ -9,6 +9,7 @@ is the law's NamedTuple, with a leading axis of draws where there are several:
   Eq. 11), N*(C) = argmin_N L(N, C/(6N)), D*(C) = C/(6 N*(C)) and the loss there, from the
   generic implicit-differentiation solver of :mod:`jaxscale.optimal` (for Chinchilla it equals
   Eq. 4's N* = G (C/6)^a), for every draw at every budget, vmapped and jit-compiled;
+- :func:`loss_draws`: the loss of planned runs under every draw;
 - :func:`allocation_table`: N*, D* and D*/N* of a fit at given budgets with 95% bands over draws;
 - :func:`band`: median and central interval over draws.
 """
@@ -88,6 +89,20 @@ def optimal_allocation(law: Law, params: NamedTuple, c: ArrayLike) -> OptimalAll
     if jnp.ndim(params[0]) == 0:
         return _numpy(_allocation(law, params, c))
     return _numpy(_allocation_map(law, params, c)._replace(c=c))
+
+
+@partial(jax.jit, static_argnums=0)
+def _loss_map(law: Law, x1: jnp.ndarray, x2: jnp.ndarray, draws: NamedTuple) -> jnp.ndarray:
+    return jax.vmap(law.loss, in_axes=(None, None, 0))(x1, x2, draws)
+
+
+@float64
+def loss_draws(law: Law, draws: NamedTuple, x1: ArrayLike, x2: ArrayLike) -> np.ndarray:
+    """[S, ...] loss of planned runs (x1, x2), e.g. (N, D), under every draw ([S] fields)."""
+    check_positive("x1", x1)
+    check_positive("x2", x2)
+    draws = type(draws)(*(jnp.asarray(v, jnp.float64) for v in draws))
+    return np.asarray(_loss_map(law, jnp.asarray(x1, jnp.float64), jnp.asarray(x2, jnp.float64), draws))
 
 
 def band(draws: ArrayLike, level: float = 0.95) -> Band:

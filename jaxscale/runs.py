@@ -378,6 +378,14 @@ def final_checkpoints(table: RunsTable) -> RunsTable:
     return table.select(np.sort(last.to_numpy()))
 
 
+def best_per_size_and_tokens(table: RunsTable) -> RunsTable:
+    """At each (N, D), only the row of lowest loss: of runs that differ only in a hyperparameter
+    swept (a learning-rate sweep), the tuned one. Laws like Chinchilla's describe tuned runs;
+    the mis-tuned rest of a sweep lies above them and pulls a fit off the law."""
+    best = pd.DataFrame({"n": table.n, "d": table.d, "loss": table.loss}).groupby(["n", "d"])["loss"].idxmin()
+    return table.select(np.sort(best.to_numpy()))
+
+
 def drop_highest_loss(table: RunsTable, k: int) -> RunsTable:
     """The table without its ``k`` highest-loss rows (Besiroglu et al. 2024 drop 5)."""
     return table.select(without_highest(table.loss, k))

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jaxscale.allocation import derived_draws, optimal_allocation
+from jaxscale.allocation import derived_draws, loss_draws, optimal_allocation
 from jaxscale.cli import main
 from jaxscale.inference import derived, diagnostics, models, refit, sensitivity
 from jaxscale.inference.sample import NutsConfig, run_nuts
@@ -149,7 +149,7 @@ def test_derived_quantities_match_the_law_draw_by_draw() -> None:
     c = np.array([1e20, 1e24])
     alloc = derived_draws(chinchilla.LAW, draws)
     bands = optimal_allocation(chinchilla.LAW, draws, c)
-    planned = derived.loss_at(chinchilla.LAW, draws, 7e10, 1.4e12)
+    planned = loss_draws(chinchilla.LAW, draws, 7e10, 1.4e12)
     with jax.enable_x64(True):
         for i in range(5):
             p = ChinchillaParams(*(float(v[i]) for v in draws))

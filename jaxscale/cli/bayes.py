@@ -32,6 +32,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--gamma-uncertainty", action="store_true",
                    help="draw (gamma, delta) of Eq. 7 from a bootstrap of the Table A9 fit instead of "
                    "fixing the paper's gamma = 47491, delta = 1/3")
+    p.add_argument("--table-embedding", action="store_true",
+                   help="compute the reconciled exponent from the table's own gamma, delta (fitted to its model "
+                   "sizes, which needs both parameter bases) over its own size range, instead of Table A9's")
+    p.add_argument("--holdout-threshold", type=float, default=None, metavar="X",
+                   help="sample on runs with N (or C, see --holdout-by) below X only and report the errors and "
+                   "the 50/80/90%% predictive-interval coverage on the rest")
+    p.add_argument("--holdout-by", choices=("n", "c"), default="n", help="holdout split variable (default: %(default)s)")
     p.add_argument("--out", type=Path, default=None,
                    help="directory for posterior.nc (ArviZ InferenceData) and the figures")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -47,6 +54,8 @@ def _check_options(args: argparse.Namespace) -> None:
         raise ValueError(f"--warmup must be >= 0, got {args.warmup}")
     if not 0 < args.target_accept < 1:
         raise ValueError(f"--target-accept must be in (0, 1), got {args.target_accept}")
+    if args.gamma_uncertainty and args.table_embedding:
+        raise ValueError("--gamma-uncertainty (Table A9 bootstrap) and --table-embedding exclude each other")
     if args.gamma_uncertainty and args.law != "chinchilla":
         raise ValueError("--gamma-uncertainty applies to --law chinchilla only")
     if args.out is not None and args.out.exists() and not args.out.is_dir():
@@ -61,6 +70,11 @@ def run(args: argparse.Namespace) -> int:
 
     table = load_table(args)
     law = chosen_law(args)
+    heldout = None
+    if args.holdout_threshold is not None:
+        from jaxscale.fit.holdout import split
+
+        table, heldout = split(table, args.holdout_threshold, args.holdout_by)
     if args.laplace:
         fit = refit.approximate_posterior(table, law, seed=args.seed)
     else:
@@ -68,10 +82,14 @@ def run(args: argparse.Namespace) -> int:
                             seed=args.seed, target_accept=args.target_accept,
                             progress_bar=not args.no_progress)
         fit = refit.sample_posterior(table, law, config)
-    reconciled = (refit.reconciled_exponent_draws(fit, args.gamma_uncertainty, args.seed)
+    reconciled = (refit.reconciled_exponent_draws(fit, args.gamma_uncertainty, args.seed,
+                                                  table=table if args.table_embedding else None)
                   if args.law == "chinchilla" else None)
     numbers = refit.report(fit, table, reconciled)
     numbers["drop_highest"] = args.drop_highest
+    if heldout is not None:
+        numbers["holdout"] = {"by": args.holdout_by, "threshold": args.holdout_threshold,
+                              **refit.holdout_calibration(fit, table, heldout, args.holdout_by, args.seed)}
     if args.out is not None:
         numbers["files"] = _write_outputs(fit, reconciled, args.out)
     numbers["seconds"] = time.perf_counter() - start
@@ -125,6 +143,12 @@ def _print(numbers: dict) -> None:
             print(f"\n{label}: median {r['median']:.4f}, 95% HDI [{r['hdi95'][0]:.4f}, {r['hdi95'][1]:.4f}]",
                   end="")
         print(f"\n  (gamma: {numbers['embedding']}; Pearce & Song report 0.78 Epoch / 0.74 Chinchilla; Kaplan 0.73)")
+    if "holdout" in numbers:
+        h = numbers["holdout"]
+        coverage = ", ".join(f"{level} interval covers {v:.1%} ({h['coverage_without_extrapolation_term'][level]:.1%} "
+                             "without the extrapolation term)" for level, v in h["coverage"].items())
+        print(f"\nheld out {h['n_heldout']} runs with {h['by'].upper()} >= {h['threshold']:g}: MAE {h['mae_nats']:.4f} nats, "
+              f"mean signed error {h['mean_signed_error_nats']:+.4f}; {coverage}")
     ppc = numbers["predictive_check"]
     print(f"\nposterior predictive: median |log residual| {ppc['residual_median_abs']:.4f}, "
           f"{ppc['level']:.0%} interval covers {ppc['coverage']:.1%} of runs")

@@ -59,12 +59,16 @@ def add_table_arguments(p: argparse.ArgumentParser) -> None:
                    "(default: a run_id column if there is one)")
     p.add_argument("--final-only", action="store_true",
                    help="keep only the last checkpoint of each run (finished, annealed runs, as Approach 3 wants)")
+    p.add_argument("--tuned-only", action="store_true",
+                   help="at each (N, D) keep only the lowest-loss row: of runs that differ only in a swept "
+                   "hyperparameter (a learning-rate sweep), the tuned one")
     p.add_argument("--basis", choices=("total", "nonembedding"), default="total",
                    help="parameter basis of N and C: total (Chinchilla's N_T, C_T) or nonembedding (Kaplan's "
                    "N_\\E, C_\\E = 6 N_\\E D; needs a non-embedding size column) (default: %(default)s)")
 
 
-def _conditions(items: list[str]) -> dict[str, str]:
+def where_conditions(items: list[str]) -> dict[str, str]:
+    """``--where COL=VALUE`` arguments as a mapping."""
     pairs = [item.split("=", 1) for item in items]
     bad = [item for item, pair in zip(items, pairs) if len(pair) != 2 or not pair[0]]
     if bad:
@@ -74,17 +78,20 @@ def _conditions(items: list[str]) -> dict[str, str]:
 
 def load_table(args: argparse.Namespace):
     """The validated runs table named by :func:`add_table_arguments`' arguments: rows of
-    ``--where``, runs named by ``--run-by``, their last checkpoints with ``--final-only``, then
-    without the ``--drop-highest`` highest-loss rows, on the ``--basis``."""
-    from jaxscale.runs import drop_highest_loss, final_checkpoints, load_runs
+    ``--where``, runs named by ``--run-by``, their last checkpoints with ``--final-only``, the
+    tuned run at each (N, D) with ``--tuned-only``, then without the ``--drop-highest``
+    highest-loss rows, on the ``--basis``."""
+    from jaxscale.runs import best_per_size_and_tokens, drop_highest_loss, final_checkpoints, load_runs
 
     if args.drop_highest < 0:
         raise ValueError(f"--drop-highest must be >= 0, got {args.drop_highest}")
     run_by = [c.strip() for c in args.run_by.split(",")] if args.run_by else None
     table = load_runs(args.runs, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col, loss_col=args.loss_col,
-                      run_by=run_by, where=_conditions(args.where))
+                      run_by=run_by, where=where_conditions(args.where))
     if args.final_only:
         table = final_checkpoints(table)
+    if args.tuned_only:
+        table = best_per_size_and_tokens(table)
     return drop_highest_loss(table, args.drop_highest).in_basis(args.basis)
 
 

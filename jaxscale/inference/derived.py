@@ -1,11 +1,10 @@
 """Posterior-draw quantities beyond the law's own: one value per draw (jit + vmap).
 
 Every function takes the draws as one parameter NamedTuple whose fields are arrays of shape [S]
-(see :func:`jaxscale.inference.models.params_of`). The law's closed-form quantities (a, b, G)
-and the compute-optimal allocation N*(C), D*(C) of every draw are in :mod:`jaxscale.allocation`,
-shared with fits and bootstraps. Here:
+(see :func:`jaxscale.inference.models.params_of`). The law's closed-form quantities (a, b, G),
+the compute-optimal allocation N*(C), D*(C) and the loss of a planned run under every draw are in
+:mod:`jaxscale.allocation`, shared with fits and bootstraps. Here:
 
-- the loss of a planned run, L(N, D), under every draw of any law;
 - the reconciled coefficient (Pearce & Song Section 2, Step 4): for each draw, Kaplan-range
   synthetic curves from Eq. 15, Chinchilla's Method-1 frontier and the power law fitted to it,
   on the non-embedding basis (N*_\\E ∝ C_\\E^g, the paper's 0.74-0.78) and on the total basis
@@ -26,7 +25,6 @@ from jax.typing import ArrayLike
 
 from jaxscale.laws import pearce_song, table_a9
 from jaxscale.laws.chinchilla import ChinchillaParams
-from jaxscale.laws.law import Law
 from jaxscale.numerics import float64
 from jaxscale.reconciliation import EmbeddingFit, fit_gamma_delta
 from jaxscale.simulate import DEFAULT_CONFIG, SimulationConfig, frontier_exponents
@@ -45,20 +43,6 @@ class ReconciledExponents(NamedTuple):
 
 def _numpy(tree):
     return jax.tree.map(np.asarray, tree)
-
-
-@partial(jax.jit, static_argnums=0)
-def _loss_draws(law: Law, x1: jnp.ndarray, x2: jnp.ndarray, draws: NamedTuple) -> jnp.ndarray:
-    return jax.vmap(law.loss, in_axes=(None, None, 0))(x1, x2, draws)
-
-
-@float64
-def loss_at(law: Law, draws: NamedTuple, n: ArrayLike, d: ArrayLike) -> np.ndarray:
-    """The loss of a planned run of ``n`` parameters and ``d`` tokens under every draw, [S, ...]."""
-    check_positive("n", n)
-    check_positive("d", d)
-    draws = type(draws)(*(jnp.asarray(v, jnp.float64) for v in draws))
-    return np.asarray(_loss_draws(law, jnp.asarray(n, jnp.float64), jnp.asarray(d, jnp.float64), draws))
 
 
 @float64

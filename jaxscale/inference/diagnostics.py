@@ -119,6 +119,16 @@ def log_residuals(law: Law, params, x1: ArrayLike, x2: ArrayLike, loss: ArrayLik
 
 
 @float64
+def posterior_predictive(law: Law, params, sigma: ArrayLike, df: float, x1: ArrayLike, x2: ArrayLike,
+                         seed: int = 0) -> np.ndarray:
+    """[S, R] replicated log losses: log L ~ StudentT(df, log Lhat(x1, x2), sigma), one replicate
+    per draw (params: pytree of [S] arrays) at every run."""
+    mu = _log_loss_draws(law, params, x1, x2)
+    noise = jax.random.t(jax.random.PRNGKey(seed), df, mu.shape, dtype=mu.dtype)
+    return np.asarray(mu + jnp.asarray(sigma)[:, None] * noise)
+
+
+@float64
 def predictive_coverage(law: Law, params, sigma: ArrayLike, df: float, x1: ArrayLike,
                         x2: ArrayLike, loss: ArrayLike, level: float = 0.95, seed: int = 0) -> float:
     """Fraction of runs whose observed log loss lies in the central ``level`` interval of the
@@ -126,9 +136,7 @@ def predictive_coverage(law: Law, params, sigma: ArrayLike, df: float, x1: Array
     Close to ``level`` when the model is calibrated; compute it on held-out runs."""
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
-    mu = _log_loss_draws(law, params, x1, x2)
-    noise = jax.random.t(jax.random.PRNGKey(seed), df, mu.shape, dtype=mu.dtype)
-    replicas = np.asarray(mu + jnp.asarray(sigma)[:, None] * noise)
+    replicas = posterior_predictive(law, params, sigma, df, x1, x2, seed)
     lo, hi = np.quantile(replicas, [(1 - level) / 2, (1 + level) / 2], axis=0)
     y = np.log(np.asarray(loss))
     return float(np.mean((lo <= y) & (y <= hi)))

@@ -20,14 +20,16 @@ from typing import Any, Mapping, NamedTuple
 import arviz as az
 import numpy as np
 
-from jaxscale.allocation import derived_draws
+from jaxscale.allocation import derived_draws, loss_draws
 from jaxscale.fit.approach3 import fit_approach3
+from jaxscale.fit.holdout import calibration, extrapolation_distance, extrapolation_scale
 from jaxscale.inference import derived, diagnostics, models
 from jaxscale.inference.sample import NutsConfig, laplace_draws, run_nuts
 from jaxscale.laws import chinchilla
 from jaxscale.laws.law import Law, NoisePriors
 from jaxscale.laws.registry import law_by_name
 from jaxscale.numerics import float64
+from jaxscale.reconciliation import EmbeddingFit, fit_gamma_delta
 from jaxscale.runs import RunsTable
 
 
@@ -165,25 +167,49 @@ def predictive_checks(fit: BayesFit, runs: RunsTable, level: float = 0.95) -> di
             "coverage": coverage, "level": level}
 
 
+@float64
+def holdout_calibration(fit: BayesFit, fitted: RunsTable, heldout: RunsTable, by: str, seed: int = 0) -> dict[str, Any]:
+    """Errors and predictive-interval coverage on runs left out of ``fit`` (sampled on
+    ``fitted``; :func:`jaxscale.fit.holdout.calibration`): the point prediction is the posterior
+    median of Lhat, the predictive distribution the posterior predictive, noise scale included,
+    with and without the extrapolation term of :mod:`jaxscale.fit.holdout`."""
+    x1, x2 = heldout.law_inputs(fit.law.inputs)
+    median = np.median(loss_draws(fit.law, fit.params, x1, x2), axis=0)
+    replicas = diagnostics.posterior_predictive(fit.law, fit.params, fit.draws["sigma"], fit.df, x1, x2, seed)
+    return calibration(heldout.loss, median, np.exp(replicas), extrapolation_distance(heldout, fitted, by),
+                       extrapolation_scale(fitted, by, law=fit.law), seed)
+
+
 @dataclass(frozen=True)
 class Reconciled:
     """Pearce & Song's Step-4 exponents of every draw and the embedding relation used."""
 
     exponents: derived.ReconciledExponents
-    embedding: str  # "paper" (gamma = 47491, delta = 1/3) or "bootstrap" (Table A9 resamples)
+    embedding: str  # "paper" (gamma = 47491, delta = 1/3), "bootstrap" (Table A9 resamples) or the table's
 
 
 def reconciled_exponent_draws(fit: BayesFit, embedding_uncertainty: bool = False, seed: int = 0,
-                              max_draws: int | None = None) -> Reconciled:
+                              max_draws: int | None = None, table: RunsTable | None = None) -> Reconciled:
     """The reconciled (Kaplan-basis) and total-basis frontier exponents of every draw of a
     Chinchilla-law fit (of every k-th draw, about ``max_draws`` of them, when given); gamma
     fixed at the paper's value or, with ``embedding_uncertainty``, drawn with delta from the
-    bootstrap of the Table A9 fit (one pair per draw)."""
+    bootstrap of the Table A9 fit (one pair per draw). With a runs ``table`` of both bases, the
+    Step-4 simulation is the table's own instead: gamma and delta fitted to its model sizes,
+    its size range and budget windows (:mod:`jaxscale.runs_reconciliation`)."""
+    from jaxscale.runs_reconciliation import model_sizes, simulation_config
+
     if fit.law is not chinchilla.LAW:
         raise ValueError(f"the reconciled exponent needs the chinchilla law, not {fit.law.name!r}")
     size = len(fit.draws["alpha"])
     step = 1 if max_draws is None else max(1, size // max_draws)
     params = type(fit.params)(*(np.asarray(v)[::step] for v in fit.params))
+    if table is not None:
+        n_total, n_nonembedding = model_sizes(table)
+        embedding = EmbeddingFit(*(float(v) for v in fit_gamma_delta(n_total, n_nonembedding)))
+        median = type(params)(*(float(np.median(v)) for v in params))
+        config = simulation_config(median, embedding, n_nonembedding)
+        return Reconciled(derived.reconciled_exponents(params, embedding, config),
+                          f"table (gamma = {embedding.gamma:.4g}, delta = {embedding.delta:.4f})")
     embedding = derived.embedding_draws(len(params.alpha), seed) if embedding_uncertainty else None
     return Reconciled(derived.reconciled_exponents(params, embedding),
                       "bootstrap" if embedding_uncertainty else "paper")

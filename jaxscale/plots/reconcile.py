@@ -10,31 +10,35 @@ from jaxscale.reconciliation import Reconciliation
 from jaxscale.simulate import BasisFrontier
 
 
-def _log_axes(ax) -> None:
+def log_axes(ax) -> None:
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.grid(which="major", linewidth=0.6, alpha=0.5)
     ax.grid(which="minor", linewidth=0.3, alpha=0.3)
 
 
+def embedding_panel(ax, n_total: np.ndarray, n_nonembedding: np.ndarray, fit, label: str) -> None:
+    """N_\\E against N_T of some models with the fitted Eq. 7, N_T = N_\\E + γ N_\\E^δ."""
+    n = np.geomspace(n_nonembedding.min() / 10, n_nonembedding.max() * 3, 400)
+    ax.scatter(n_total, n_nonembedding, s=18, color="tab:blue", zorder=3, label=label)
+    ax.plot(n, n, "--", color="gray", label=r"$N_T = N_{\setminus E}$")
+    ax.plot(n + fit.gamma * n**fit.delta, n, color="tab:pink",
+            label=rf"fit: $N_T = N_{{\setminus E}} + {float(fit.gamma):.0f}\,N_{{\setminus E}}^{{{float(fit.delta):.3f}}}$")
+    ax.set_xlabel(r"$N_T$, total parameters")
+    ax.set_ylabel(r"$N_{\setminus E}$, non-embedding parameters")
+    log_axes(ax)
+    ax.legend(loc="upper left")
+
+
 def embedding_fit_figure(result: Reconciliation) -> Figure:
     """Figure 1: N_\\E against N_T for Table A9 with the fitted Eq. 7."""
     fig = Figure(figsize=(7, 5), layout="constrained")
     ax = fig.add_subplot()
-    n = np.logspace(5, 11, 400)
-    fit = result.embedding_fit
-    ax.scatter(table_a9.total_params(), table_a9.nonembedding_params(), s=18, color="tab:blue",
-               zorder=3, label="Chinchilla Table A9 configurations")
-    ax.plot(n, n, "--", color="gray", label=r"$N_T = N_{\setminus E}$")
-    ax.plot(n + fit.gamma * n**fit.delta, n, color="tab:pink",
-            label=rf"fit: $N_T = N_{{\setminus E}} + {float(fit.gamma):.0f}\,N_{{\setminus E}}^{{{float(fit.delta):.3f}}}$")
+    embedding_panel(ax, table_a9.total_params(), table_a9.nonembedding_params(), result.embedding_fit,
+                    "Chinchilla Table A9 configurations")
     ax.set_xlim(1e6, 2e10)
     ax.set_ylim(1e5, 2e10)
-    ax.set_xlabel(r"$N_T$, total parameters")
-    ax.set_ylabel(r"$N_{\setminus E}$, non-embedding parameters")
     ax.set_title(f"Step 1: embedding share (implied aspect ratio {result.aspect_ratio:.1f})")
-    _log_axes(ax)
-    ax.legend(loc="upper left")
     return fig
 
 
@@ -44,7 +48,7 @@ def local_exponent_figure(result: Reconciliation) -> Figure:
     fig = Figure(figsize=(8, 5), layout="constrained")
     ax = fig.add_subplot()
     ax.plot(result.c_optimal, result.n_check, color="black", label=r"$N^*_{\setminus E}$ (solver; Eq. 16)")
-    _log_axes(ax)
+    log_axes(ax)
     ax.set_xlabel(r"$C_{\setminus E}$ (FLOP)")
     ax.set_ylabel(r"$N^*_{\setminus E}$")
     ax2 = ax.twinx()
@@ -74,7 +78,7 @@ def training_curves_figure(result: Reconciliation) -> Figure:
     left.set_xlim(tokens[0], 1e18)
     right.set_xlim(1e10, 1e23)
     for ax, xlabel in ((left, "D (tokens)"), (right, r"$C_{\setminus E}$ (FLOP)")):
-        _log_axes(ax)
+        log_axes(ax)
         ax.set_xlabel(xlabel)
     left.set_ylabel("loss")
     left.legend(fontsize="x-small", ncol=2)
@@ -104,7 +108,7 @@ def _frontier_panel(ax, basis: BasisFrontier, sub: str) -> None:
     fit = basis.fit
     ax.plot(x, np.asarray(fit(x)), color="tab:pink",
             label=rf"local fit: $N^*_{{{sub}}} \propto C_{{{sub}}}^{{{float(fit.exponent):.3f}}}$")
-    _log_axes(ax)
+    log_axes(ax)
     ax.set_xlabel(rf"$C_{{{sub}}}$ (FLOP)")
     ax.set_ylabel(rf"$N^*_{{{sub}}}$")
 
