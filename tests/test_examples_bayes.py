@@ -43,3 +43,13 @@ def test_sensitivity_study_fast(capsys) -> None:
     assert result["elasticities"]["reconciled exponent"]["E"] == pytest.approx(0.0, abs=1e-9)
     band = result["n_opt_band"]
     assert band["lo"] < band["median"] < band["hi"]
+
+
+@pytest.mark.skipif(not (DATA.parent / "misfitting_scaling_results.csv").exists(), reason="shared data not found")
+def test_other_labs_runs_fast(capsys) -> None:
+    result = _main("other_labs_runs.py")(["--fast"])
+    out = capsys.readouterr().out
+    assert "Approach 2" in out and "Section 2 on the table" in out
+    for source in ("epochai_chinchilla", "ml_scalefit"):
+        assert abs(result[source].a - 0.49) < 0.03  # Hoffmann et al. (2022) Table 2, Approach 2
+    assert result["misfitting_nonembedding"].a > result["misfitting_total"].a
