@@ -67,6 +67,7 @@ def jackknife_figure(linear: Mapping[str, ArrayLike], exact: Mapping[str, ArrayL
         ax.scatter(x[ok], y[ok], s=10, alpha=0.7)
         lim = float(np.max(np.abs(np.concatenate([x[ok], y[ok]])))) * 1.05 or 1.0
         ax.plot([-lim, lim], [-lim, lim], color="gray", linewidth=0.8)
+        ax.locator_params(nbins=5)
         ax.set_xlabel("first order (implicit differentiation)")
         ax.set_ylabel("exact leave-one-out refit")
         ax.set_title(f"{quantity}: r = {correlations[quantity]:.4f}", fontsize=10)
