@@ -49,7 +49,8 @@ def _numpy(tree):
     return jax.tree.map(np.asarray, tree)
 
 
-def _check_nd(law: Law) -> None:
+def check_nd(law: Law) -> None:
+    """Compute-optimal quantities need a law of model size and tokens D (C = 6 N D)."""
     if law.inputs[1] != "D":
         raise ValueError(f"compute-optimal allocation needs a law of N and D; {law.name} is of {law.inputs}")
 
@@ -82,7 +83,7 @@ def _allocation_map(law: Law, draws: NamedTuple, c: jnp.ndarray) -> OptimalAlloc
 def optimal_allocation(law: Law, params: NamedTuple, c: ArrayLike) -> OptimalAllocation:
     """N*(C), D*(C) and L(N*, D*) at budgets ``c`` (FLOP): shape [C] for one parameter set,
     [S, C] when the fields of ``params`` are [S] arrays of draws."""
-    _check_nd(law)
+    check_nd(law)
     check_positive("c", c)
     c = jnp.atleast_1d(jnp.asarray(c, jnp.float64))
     params = type(params)(*(jnp.asarray(v, jnp.float64) for v in params))

@@ -132,7 +132,40 @@ def continuous_optimum_exponent(p: ChinchillaParams, gamma: ArrayLike = pearce_s
     """The Kaplan-basis exponent without the discreteness of the simulated models: the power law
     fitted to the continuous optimum N*_\\E(C_\\E) of Eq. 15 (generic solver, no closed form)
     over the Step-4 non-embedding budget window. Differentiable in ``p``, ``gamma`` and ``delta``
-    (the frontier exponent is piecewise constant in them), so sensitivities use this one."""
+    (the frontier exponent is piecewise constant in them); :func:`window_exponent` is the same
+    fit over the budgets implied by the size window, differentiable in its bounds too."""
     q = pearce_song.with_embedding(p, gamma, delta)
     c = jnp.logspace(*config.log10_budget_nonembedding, config.n_budgets)
     return fit_power_law(c, optimal.optimal_n(pearce_song.LAW, q, c)).exponent
+
+
+def kaplan_size_window(config: SimulationConfig = DEFAULT_CONFIG) -> np.ndarray:
+    """(log N_min, log N_max), natural logs of the smallest and largest simulated N_\\E."""
+    return np.log(10.0) * np.asarray(config.log10_n_nonembedding)
+
+
+def window_exponent(p: ChinchillaParams, gamma: ArrayLike = pearce_song.GAMMA_PAPER,
+                    delta: ArrayLike = pearce_song.DELTA_KAPLAN, log_n_window: ArrayLike | None = None,
+                    n_budgets: int = DEFAULT_CONFIG.n_budgets) -> jnp.ndarray:
+    """The Kaplan-basis exponent as a smooth function of the size window of Step 4 as well.
+
+    Step 4 fits the frontier of models from N_min to N_max; its exponent is piecewise constant in
+    everything, the window's bounds included. Here the window enters through the budgets at
+    which its ends are compute-optimal under Eq. 15, C_lo = C*(N_min) and C_hi = C*(N_max)
+    (Eq. 16, from the generic solver :func:`jaxscale.optimal.optimal_log_compute`), and the
+    exponent is the least-squares slope of the continuous optimum over K = ``n_budgets`` budgets
+    equally spaced in log C between them::
+
+        log C_k = log C_lo + k/(K-1) (log C_hi - log C_lo),   a = slope of log N*_\\E(C_k) on log C_k.
+
+    So N*_\\E ranges exactly over [N_min, N_max], and ``a`` is differentiable in ``p``,
+    ``gamma``, ``delta`` and ``log_n_window`` = (log N_min, log N_max) (default: Kaplan's sizes,
+    :func:`kaplan_size_window`) by implicit differentiation of both the window's ends and the
+    optimum; there is no smoothing width to choose. A and B scale C*(N) by one factor
+    (βB/(αA))^(1/β) (Eq. 16), which moves the window with the curve, so ``a`` depends on neither
+    of them (nor on E), unlike :func:`continuous_optimum_exponent` over fixed budgets."""
+    window = kaplan_size_window() if log_n_window is None else log_n_window
+    q = pearce_song.with_embedding(p, gamma, delta)
+    log_c_lo, log_c_hi = optimal.optimal_log_compute(pearce_song.LAW, q, jnp.asarray(window))
+    log_c = log_c_lo + jnp.linspace(0.0, 1.0, n_budgets) * (log_c_hi - log_c_lo)
+    return fit_power_law(jnp.exp(log_c), optimal.optimal_n(pearce_song.LAW, q, jnp.exp(log_c))).exponent

@@ -16,11 +16,12 @@ import pytest
 
 from jaxscale.allocation import derived_draws, loss_draws, optimal_allocation
 from jaxscale.cli import main
-from jaxscale.inference import derived, diagnostics, models, refit, sensitivity
+from jaxscale.inference import derived, diagnostics, models, refit
 from jaxscale.inference.sample import NutsConfig, run_nuts
 from jaxscale.laws import chinchilla
 from jaxscale.laws.chinchilla import ChinchillaParams
 from jaxscale.runs import load_runs
+from jaxscale.sensitivity import elasticity
 
 TRUTH = ChinchillaParams(A=400.0, B=1500.0, E=1.8, alpha=0.34, beta=0.32)
 NOISE = 0.01  # SD of the log-loss noise of the synthetic runs
@@ -174,7 +175,7 @@ def test_reconciled_exponents_match_the_reconcile_pipeline() -> None:
 
 def test_elasticities_of_the_optimal_size_are_the_closed_form() -> None:
     c = 1e24
-    e = sensitivity.elasticities(lambda p: chinchilla.compute_optimal_n(c, p), TRUTH)
+    e = elasticity.elasticities(lambda p: chinchilla.compute_optimal_n(c, p), TRUTH)
     s = TRUTH.alpha + TRUTH.beta
     # log N* = log(alpha A / (beta B)) / (alpha+beta) + beta/(alpha+beta) log(C/6)  (Eq. 14)
     log_ratio = np.log(TRUTH.alpha * TRUTH.A / (TRUTH.beta * TRUTH.B))

@@ -39,10 +39,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def add_table_arguments(p: argparse.ArgumentParser) -> None:
-    """The arguments of every command that fits a runs table: the CSV, --law, --drop-highest
-    and the column names (read them with :func:`load_table`)."""
-    p.add_argument("runs", type=Path, help="CSV of runs (e.g. Epoch's chinchilla_svg_extracted_data.csv)")
+def add_table_arguments(p: argparse.ArgumentParser, required: bool = True) -> None:
+    """The arguments of every command that fits a runs table: the CSV (optional positional
+    unless ``required``), --law, --drop-highest and the column names (read them with
+    :func:`load_table`)."""
+    p.add_argument("runs", type=Path, nargs=None if required else "?", default=None,
+                   help="CSV of runs (e.g. Epoch's chinchilla_svg_extracted_data.csv)")
     p.add_argument("--law", default="chinchilla", metavar="NAME",
                    help="the law to fit, any of jaxscale.laws (chinchilla: E + A/N^alpha + B/D^beta; "
                    "kaplan: Kaplan et al. Eq. 1.5; chinchilla-tied, kaplan-irreducible, pearce-song, ...; "

@@ -7,6 +7,5 @@
   netCDF output;
 - :mod:`~jaxscale.inference.derived`: a, b, G, N*(C), D*(C), planned-run loss and Pearce &
   Song's reconciled exponent for every posterior draw (jit + vmap);
-- :mod:`~jaxscale.inference.sensitivity`: elasticities d log q / d log theta by autodiff;
 - :mod:`~jaxscale.inference.refit`: the pipeline behind ``jaxscale bayes``.
 """
