@@ -4,6 +4,7 @@ reconciliation's sensitivity to its own choices, for a fitted law or a published
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from pathlib import Path
 
@@ -44,6 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--bootstrap", type=int, default=1000, metavar="R",
                    help="bootstrap refits for the parameter covariance (0: none; default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
+    p.add_argument("--table-embedding", action="store_true",
+                   help="take gamma, delta from the table's own model sizes (it needs both parameter bases)")
     p.add_argument("--gamma", type=float, default=None,
                    help="gamma of N_T = N + gamma N^delta (default: Pearce & Song's Table A9 fit, 47491)")
     p.add_argument("--delta", type=float, default=None,
@@ -62,6 +65,8 @@ def _settings(args: argparse.Namespace):
 
     if (args.runs is None) == (args.preset is None):
         raise ValueError("give a runs table or --preset, not both and not neither")
+    if args.table_embedding and (args.preset is not None or args.gamma is not None or args.delta is not None):
+        raise ValueError("--table-embedding takes gamma, delta from a runs table: not with --preset, --gamma or --delta")
     if args.preset is not None and args.law != "chinchilla":
         raise ValueError("--preset gives chinchilla parameters; --law does not apply")
     if args.bootstrap < 0 or args.bootstrap == 1:
@@ -77,6 +82,14 @@ def _settings(args: argparse.Namespace):
                          target=default.target if args.target is None else args.target)
 
 
+def _table_embedding(table):
+    """gamma, delta of N_T = N_E + gamma N_E^delta fitted to the table's model sizes."""
+    from jaxscale.reconciliation import EmbeddingFit, fit_gamma_delta
+    from jaxscale.runs_reconciliation import model_sizes
+
+    return EmbeddingFit(*(float(v) for v in fit_gamma_delta(*model_sizes(table))))
+
+
 def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     settings = _settings(args)
@@ -89,7 +102,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         from jaxscale.fit.approach3 import fit_approach3
 
-        fit = fit_approach3(load_table(args), law=chosen_law(args))
+        table = load_table(args)
+        if args.table_embedding:
+            settings = dataclasses.replace(settings, embedding=_table_embedding(table))
+        fit = fit_approach3(table, law=chosen_law(args))
         numbers = {"source": str(args.runs), "drop_highest": args.drop_highest, **study.fit_study(fit, settings)}
     if args.out is not None:
         numbers["files"] = _write_figures(numbers, args.out)
