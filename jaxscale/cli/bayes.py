@@ -32,6 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--gamma-uncertainty", action="store_true",
                    help="draw (gamma, delta) of Eq. 7 from a bootstrap of the Table A9 fit instead of "
                    "fixing the paper's gamma = 47491, delta = 1/3")
+    p.add_argument("--compare", default=None, metavar="LAWS",
+                   help="comma-separated laws (e.g. chinchilla,kaplan,kaplan-irreducible): sample each on the "
+                   "same runs and rank them by PSIS-LOO (ArviZ compare), with Pareto-k diagnostics and a "
+                   "posterior predictive figure per law in --out")
     p.add_argument("--table-embedding", action="store_true",
                    help="compute the reconciled exponent from the table's own gamma, delta (fitted to its model "
                    "sizes, which needs both parameter bases) over its own size range, instead of Table A9's")
@@ -60,13 +64,24 @@ def _check_options(args: argparse.Namespace) -> None:
         raise ValueError("--gamma-uncertainty applies to --law chinchilla only")
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         raise NotADirectoryError(f"--out {args.out} exists and is not a directory")
+    if args.compare is not None and (args.laplace or args.holdout_threshold is not None or args.table_embedding):
+        raise ValueError("--compare samples every law with NUTS on all runs: not with --laplace, --holdout-threshold "
+                         "or --table-embedding")
+
+
+def _config(args: argparse.Namespace):
+    from jaxscale.inference.sample import NutsConfig
+
+    return NutsConfig(chains=args.chains, warmup=args.warmup, samples=args.samples, seed=args.seed,
+                      target_accept=args.target_accept, progress_bar=not args.no_progress)
 
 
 def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     _check_options(args)
+    if args.compare is not None:
+        return run_comparison(args, start)
     from jaxscale.inference import refit
-    from jaxscale.inference.sample import NutsConfig
 
     table = load_table(args)
     law = chosen_law(args)
@@ -78,10 +93,7 @@ def run(args: argparse.Namespace) -> int:
     if args.laplace:
         fit = refit.approximate_posterior(table, law, seed=args.seed)
     else:
-        config = NutsConfig(chains=args.chains, warmup=args.warmup, samples=args.samples,
-                            seed=args.seed, target_accept=args.target_accept,
-                            progress_bar=not args.no_progress)
-        fit = refit.sample_posterior(table, law, config)
+        fit = refit.sample_posterior(table, law, _config(args))
     reconciled = (refit.reconciled_exponent_draws(fit, args.gamma_uncertainty, args.seed,
                                                   table=table if args.table_embedding else None)
                   if args.law == "chinchilla" else None)
@@ -97,6 +109,51 @@ def run(args: argparse.Namespace) -> int:
 
     emit(numbers, args.json, _print)
     return 0
+
+
+def run_comparison(args: argparse.Namespace, start: float) -> int:
+    """``jaxscale bayes --compare LAWS``: :mod:`jaxscale.inference.compare`."""
+    from jaxscale.inference.compare import compare_laws, report
+
+    table = load_table(args)
+    comparison = compare_laws(table, [name.strip() for name in args.compare.split(",")], _config(args))
+    numbers = {"n_points": len(table), **report(comparison)}
+    if args.out is not None:
+        numbers["files"] = _write_predictive_figures(comparison, table, args.out, args.seed)
+    numbers["seconds"] = time.perf_counter() - start
+    from jaxscale.cli._output import emit
+
+    emit(numbers, args.json, _print_comparison)
+    return 0
+
+
+def _write_predictive_figures(comparison, table, out: Path, seed: int) -> list[str]:
+    import numpy as np
+
+    from jaxscale.inference.diagnostics import posterior_predictive
+    from jaxscale.plots.bayes import predictive_figure
+
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, fit in comparison.fits.items():
+        x1, x2 = table.law_inputs(fit.law.inputs)
+        replicas = np.exp(posterior_predictive(fit.law, fit.params, fit.draws["sigma"], fit.df, x1, x2, seed))
+        lo, median, hi = np.quantile(replicas, [0.05, 0.5, 0.95], axis=0)
+        paths.append(out / f"predictive_{name}.png")
+        predictive_figure(table.loss, median, lo, hi, name).savefig(paths[-1], dpi=110)
+    return [str(p) for p in paths]
+
+
+def _print_comparison(numbers: dict) -> None:
+    print(f"Laws ranked by PSIS-LOO on {numbers['n_points']} runs (higher elpd predicts left-out runs better)\n")
+    print(f"{'law':<22} {'elpd_loo':>10} {'se':>7} {'elpd_diff':>10} {'dse':>7} {'p_loo':>7} {'weight':>7}"
+          f" {'k>' + str(numbers['pareto_k_threshold']):>6} {'div.':>5}")
+    for name, r in numbers["ranking"].items():
+        print(f"{name:<22} {r['elpd_loo']:>10.1f} {r['se']:>7.1f} {r['elpd_diff']:>10.1f} {r['dse']:>7.1f} "
+              f"{r['p_loo']:>7.1f} {r['weight']:>7.2f} {r['pareto_k_above']:>6} {r['divergences']:>5}")
+    for f in numbers.get("files", []):
+        print(f"wrote {f}")
+    print(f"\ntotal {numbers['seconds']:.1f} s")
 
 
 def _write_outputs(fit, reconciled, out: Path) -> list[str]:

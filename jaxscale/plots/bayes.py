@@ -93,3 +93,20 @@ def reconciled_exponent_figure(exponents: ReconciledExponents, level: float = 0.
     ax_t.legend(fontsize=8)
     fig.suptitle("Reconciled exponent under the posterior (Pearce & Song 2024, Step 4)")
     return fig
+
+
+def predictive_figure(observed: np.ndarray, median: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                      law: str, level: float = 0.9) -> Figure:
+    """Posterior predictive check: each run's observed loss against the posterior predictive
+    median, with its central ``level`` interval."""
+    fig = Figure(figsize=(6, 5), layout="constrained")
+    ax = fig.add_subplot()
+    ax.errorbar(observed, median, yerr=[median - lo, hi - median], fmt="o", ms=3, alpha=0.6, elinewidth=0.8,
+                color="tab:blue", label=f"predictive median, {level:.0%} interval")
+    span = [min(observed.min(), lo.min()), max(observed.max(), hi.max())]
+    ax.plot(span, span, "--", color="gray", label="observed = predicted")
+    ax.set_xlabel("observed loss")
+    ax.set_ylabel("posterior predictive loss")
+    ax.set_title(f"{law}: posterior predictive check")
+    ax.legend()
+    return fig

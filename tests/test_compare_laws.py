@@ -1,0 +1,45 @@
+"""Comparing laws by PSIS-LOO: the law that made the data ranks first."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import jax
+import numpy as np
+import pandas as pd
+
+from jaxscale.cli import main
+from jaxscale.laws import chinchilla
+
+TRUTH = chinchilla.ChinchillaParams(A=400.0, B=1500.0, E=1.8, alpha=0.34, beta=0.32)
+
+
+def test_loo_ranks_the_true_law_first(tmp_path):
+    rng = np.random.default_rng(0)
+    n, d = (g.ravel() for g in np.meshgrid(np.logspace(7.5, 10, 8), np.logspace(9, 11.5, 8)))
+    with jax.enable_x64(True):
+        loss = np.asarray(chinchilla.loss(n, d, TRUTH)) * np.exp(0.01 * rng.standard_normal(n.size))
+    path = tmp_path / "runs.csv"
+    pd.DataFrame({"n_total": n, "tokens": d, "loss": loss}).to_csv(path, index=False)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main(["bayes", str(path), "--compare", "kaplan,chinchilla", "--chains", "2", "--warmup", "300",
+                     "--samples", "300", "--no-progress", "--json", "--out", str(tmp_path / "out")])
+    assert code == 0
+    out = json.loads(buf.getvalue())
+    ranking = out["ranking"]
+    assert out["best"] == "chinchilla" and ranking["chinchilla"]["rank"] == 0
+    assert ranking["kaplan"]["elpd_diff"] > 2 * ranking["kaplan"]["dse"]  # clearly worse, not by chance
+    assert {p.rsplit("/", 1)[-1] for p in out["files"]} == {"predictive_chinchilla.png", "predictive_kaplan.png"}
+
+
+def test_compare_needs_two_laws(tmp_path, capsys):
+    path = tmp_path / "runs.csv"
+    pd.DataFrame({"n_total": [1e8, 2e8, 4e8, 8e8, 1.6e9], "tokens": [1e9, 2e9, 4e9, 8e9, 1.6e10],
+                  "loss": [3.0, 2.9, 2.8, 2.7, 2.6]}).to_csv(path, index=False)
+    assert main(["bayes", str(path), "--compare", "chinchilla"]) == 2
+    assert "at least two different laws" in capsys.readouterr().err
+    assert main(["bayes", str(path), "--compare", "chinchilla,kaplan", "--laplace"]) == 2
+    assert "--compare samples every law" in capsys.readouterr().err
