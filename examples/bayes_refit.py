@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxscale.allocation import band, loss_draws, optimal_allocation
-from jaxscale.inference import derived, diagnostics, refit
+from jaxscale.inference import diagnostics, refit
 from jaxscale.inference.sample import NutsConfig
 from jaxscale.laws.chinchilla import EPOCH
 from jaxscale.plots import bayes as plots

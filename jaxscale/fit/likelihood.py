@@ -21,7 +21,7 @@ from jax.typing import ArrayLike
 from scipy.stats import chi2
 
 from jaxscale.fit import lbfgs
-from jaxscale.fit.approach3 import FitResult, check_size, floats
+from jaxscale.fit.approach3 import check_size, floats
 from jaxscale.fit.objective import DELTA, FitData, fit_data, nll_fn, residuals
 from jaxscale.laws import chinchilla
 from jaxscale.laws.law import Law

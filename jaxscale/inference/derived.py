@@ -21,7 +21,6 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.typing import ArrayLike
 
 from jaxscale.laws import pearce_song, table_a9
 from jaxscale.laws.chinchilla import ChinchillaParams

@@ -113,7 +113,7 @@ def log_compute_at_optimum(log_n: ArrayLike, q: PearceSongParams) -> jnp.ndarray
     """Eq. 16 in log space, x = log N_\\E and w = γ e^((δ-1)x) = γ N**(δ-1):
     log C = log 6 + x - (1/β)(x + log1p(δw)) + ((1+α)/β)(x + log1p(w)) + (1/β) log(βB / (αA)),
     since N + δγN**δ = N (1 + δw) and N + γN**δ = N (1 + w). Valid for N > 1e-300 (float64)."""
-    x, p = jnp.asarray(log_n), q
+    x, p = jnp.asarray(log_n), q  # p: the Chinchilla part, read as in Eq. 16
     w = jnp.exp((q.delta - 1.0) * x + jnp.log(q.gamma))
     log_n_f_prime = x + jnp.log1p(q.delta * w)  # log(N + δγN^δ)
     log_n_total = x + jnp.log1p(w)  # log(N + γN^δ) = log N_T
