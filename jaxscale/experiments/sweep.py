@@ -25,13 +25,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from jaxscale import runs_schema as rs
 from jaxscale.experiments.presets import ModelSize, SweepConfig
 from jaxscale.fit.allocation_laws import AllocationLaws
 from jaxscale.fit.approach1 import FRONTIER_RANGES, fit_approach1, undefined_exponent
 from jaxscale.power_law import fit_power_law
+from jaxscale.progress import progress_bar
 from jaxscale.models.transformer import TransformerConfig
 from jaxscale.numerics import float64
 from jaxscale.runs import RunsTable, load_runs
@@ -193,12 +193,12 @@ def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True) -> Sweep
 
     curves: dict[str, pd.DataFrame | None] = {}
     plan = constant_runs(cfg, vocab)
-    for _, spec in tqdm(plan, desc=f"{cfg.name}: LR grid", disable=not progress):
+    for _, spec in progress_bar(plan, desc=f"{cfg.name}: LR grid", disable=not progress):
         curves[spec.run_id] = _train_or_skip(spec, data, runs_dir, **train_kwargs)
     best = best_learning_rates(cfg, curves)
     if {3, 4} & set(cfg.schemes):
         annealed = [spec for s in cfg.sizes if s.name in best for spec in cosine_runs(cfg, s, vocab, best[s.name])]
-        for spec in tqdm(annealed, desc=f"{cfg.name}: cosine", disable=not progress):
+        for spec in progress_bar(annealed, desc=f"{cfg.name}: cosine", disable=not progress):
             curves[spec.run_id] = _train_or_skip(spec, data, runs_dir, **train_kwargs)
 
     frame = pd.concat([c for c in curves.values() if c is not None and not c.empty], ignore_index=True)

@@ -32,7 +32,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from tqdm.auto import tqdm
 
 from jaxscale import runs_schema as rs
 from jaxscale.laws import accounting
@@ -44,6 +43,7 @@ from jaxscale.models.transformer import (
     next_token_loss,
     param_counts,
 )
+from jaxscale.progress import progress_bar
 from jaxscale.text.tokens import TokenBatches
 from jaxscale.train import sharding
 from jaxscale.train.checkpoint import Checkpoints
@@ -327,7 +327,7 @@ def train(
             _write_curve(directory, [r for r in read_curve(directory) if int(r[rs.STEP]) <= step])
         elif (directory / CURVE_FILE).exists():
             (directory / CURVE_FILE).unlink()
-        bar = tqdm(total=total, initial=step, desc=spec.run_id, disable=not progress, leave=False)
+        bar = progress_bar(total=total, initial=step, desc=spec.run_id, disable=not progress, leave=False)
         losses: list[jax.Array] = []
         tick, tick_step = time.perf_counter(), step
         while step < end:
@@ -336,7 +336,6 @@ def train(
             state, loss = train_step(state, batch, jnp.float32(lr), model=spec.model, optim=spec.optim)
             losses.append(loss)
             step += 1
-            bar.update(1)
             if step % spec.eval_every == 0 or step == total:
                 train_loss = float(jnp.mean(jnp.stack(losses)))
                 losses = []
@@ -353,6 +352,7 @@ def train(
                 tick, tick_step = now, step
                 if step % spec.checkpoint_every == 0 or step == total:
                     ckpt.save(step, state, {"run_id": spec.run_id, "val_loss": val_loss})
+            bar.update(1)
         bar.close()
     curve = read_curve(directory)
     if step == total:
