@@ -24,6 +24,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="output directory (default: out/sweeps/<name>)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    group = p.add_argument_group(
+        "multi-process training",
+        "one process per host or per GPU, all with the same command and --out on shared storage; "
+        "--coordinator, --num-processes and --process-id imply --distributed",
+    )
+    group.add_argument(
+        "--distributed", action="store_true",
+        help="join a multi-process run; on Cloud TPU pods, SLURM and Open MPI JAX detects the rest",
+    )  # fmt: skip
+    group.add_argument("--coordinator", metavar="HOST:PORT", help="process 0's address and a free port")
+    group.add_argument("--num-processes", type=int, metavar="N", help="number of processes")
+    group.add_argument("--process-id", type=int, metavar="I", help="this process's index, 0 to N-1")
+    group.add_argument(
+        "--heartbeat-timeout", type=int, metavar="S",
+        help="seconds after which a silent process counts as dead and the others stop (default: JAX's, 100)",
+    )  # fmt: skip
     p.set_defaults(run=run)
 
 
@@ -48,12 +64,20 @@ def run(args: argparse.Namespace) -> int:
     from jaxscale.experiments import presets
     from jaxscale.experiments.sweep import SUMMARY, format_table, run_sweep
     from jaxscale.io.json_native import write_json
+    from jaxscale.train import distributed
 
     if (args.config is None) == (args.preset is None):
         raise ValueError("give exactly one of CONFIG or --preset NAME")
     cfg = presets.preset(args.preset) if args.preset else presets.load_config(args.config)
     out = Path(args.out) if args.out else Path("out") / "sweeps" / cfg.name
-    result = run_sweep(cfg, out, progress=not args.no_progress)
+    if args.distributed or (args.coordinator, args.num_processes, args.process_id) != (None, None, None):
+        distributed.initialize(args.coordinator, args.num_processes, args.process_id, args.heartbeat_timeout)
+    try:
+        result = run_sweep(cfg, out, progress=not args.no_progress)
+    except distributed.ProcessLost as err:
+        distributed.exit_now(f"jaxscale sweep: error: {err}")
+    if result is None:  # not process 0 of a multi-process run: process 0 reports
+        return 0
     report = {**result.summary(), "figures": [str(p) for p in save_figures(cfg, result, out)]}
     write_json(out / SUMMARY, report)
     if args.json:

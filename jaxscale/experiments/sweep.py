@@ -25,18 +25,18 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from jaxscale import runs_schema as rs
 from jaxscale.experiments.presets import ModelSize, SweepConfig
 from jaxscale.fit.allocation_laws import AllocationLaws
 from jaxscale.fit.approach1 import FRONTIER_RANGES, fit_approach1, undefined_exponent
 from jaxscale.power_law import fit_power_law
+from jaxscale.progress import progress_bar
 from jaxscale.models.transformer import TransformerConfig
 from jaxscale.numerics import float64
 from jaxscale.runs import RunsTable, load_runs
 from jaxscale.text.tokens import TokenBatches, prepare_tokens
-from jaxscale.train import lm, sharding
+from jaxscale.train import distributed, lm, sharding
 
 RUNS_TABLE = "runs.csv"
 TABLE = "table.csv"
@@ -122,7 +122,8 @@ def _train_or_skip(spec: lm.RunSpec, data: TokenBatches, runs_dir: Path, **kwarg
     try:
         rows = lm.train(spec, data, directory, **kwargs)
     except lm.TrainingDiverged as err:
-        (directory / DIVERGED_FILE).write_text(json.dumps({"message": str(err)}))
+        if distributed.is_main_process():
+            (directory / DIVERGED_FILE).write_text(json.dumps({"message": str(err)}))
         warnings.warn(str(err), stacklevel=2)
         return None
     return pd.DataFrame(rows)
@@ -173,16 +174,27 @@ class SweepResult:
         }
 
 
-def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True) -> SweepResult:
+def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True) -> SweepResult | None:
     """Train (or resume) every run of ``cfg`` under ``out``, then fit and write the runs table
-    and the tables of exponents."""
+    and the tables of exponents.
+
+    In a multi-process run (:func:`jaxscale.train.distributed.initialize` first) every process
+    trains, process 0 alone writes files and shows progress, and the others return None after
+    training; ``out`` must be a directory all of them see.
+    """
     start = time.perf_counter()
     out = Path(out)
     runs_dir = out / "runs"
+    main = distributed.is_main_process()
+    progress = progress and main
     out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=1))
-    sharding.initialize_distributed()
+    if main:
+        (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=1))
+    if not main:  # process 0 tokenises (or reads its cache) first, the others then read the cache
+        distributed.sync("tokens")
     tokenizer, ids = prepare_tokens(cfg.corpus, out / "data", cfg.vocab_size, cfg.corpus_chars, cfg.tokenizer_file)
+    if main:
+        distributed.sync("tokens")
     vocab = tokenizer.get_vocab_size()
     data = TokenBatches(ids, cfg.n_ctx, cfg.batch_size)
     train_kwargs = {
@@ -193,13 +205,15 @@ def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True) -> Sweep
 
     curves: dict[str, pd.DataFrame | None] = {}
     plan = constant_runs(cfg, vocab)
-    for _, spec in tqdm(plan, desc=f"{cfg.name}: LR grid", disable=not progress):
+    for _, spec in progress_bar(plan, desc=f"{cfg.name}: LR grid", disable=not progress):
         curves[spec.run_id] = _train_or_skip(spec, data, runs_dir, **train_kwargs)
     best = best_learning_rates(cfg, curves)
     if {3, 4} & set(cfg.schemes):
         annealed = [spec for s in cfg.sizes if s.name in best for spec in cosine_runs(cfg, s, vocab, best[s.name])]
-        for spec in tqdm(annealed, desc=f"{cfg.name}: cosine", disable=not progress):
+        for spec in progress_bar(annealed, desc=f"{cfg.name}: cosine", disable=not progress):
             curves[spec.run_id] = _train_or_skip(spec, data, runs_dir, **train_kwargs)
+    if not main:
+        return None
 
     frame = pd.concat([c for c in curves.values() if c is not None and not c.empty], ignore_index=True)
     runs_table = out / RUNS_TABLE

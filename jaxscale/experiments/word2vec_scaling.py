@@ -163,8 +163,7 @@ def run_cell(
 
 def run_grid(corpus: str | Path, out: str | Path, grid_: ScalingGrid, progress: bool = True) -> list[dict]:
     """All cells of the grid, reusing the ones already saved under ``out/cells``."""
-    from tqdm.auto import tqdm
-
+    from jaxscale.progress import progress_bar
     from jaxscale.text.normalize import read_text8_words
     from jaxscale.text.vocab import build_vocab
 
@@ -185,7 +184,7 @@ def run_grid(corpus: str | Path, out: str | Path, grid_: ScalingGrid, progress: 
     )
     rows = []
     cells = [(d, w) for d in grid_.dims for w in grid_.words]
-    for dim, words in tqdm(cells, desc="scaling grid", disable=not progress):
+    for dim, words in progress_bar(cells, desc="scaling grid", disable=not progress):
         path = _cell_path(out, dim, words)
         if path.is_file():
             rows.append(json.loads(path.read_text()))

@@ -32,7 +32,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from tqdm.auto import tqdm
 
 from jaxscale import runs_schema as rs
 from jaxscale.laws import accounting
@@ -44,8 +43,9 @@ from jaxscale.models.transformer import (
     next_token_loss,
     param_counts,
 )
+from jaxscale.progress import progress_bar
 from jaxscale.text.tokens import TokenBatches
-from jaxscale.train import sharding
+from jaxscale.train import distributed, sharding
 from jaxscale.train.checkpoint import Checkpoints
 
 CURVE_FILE = "curve.csv"
@@ -300,8 +300,7 @@ def train(
     :func:`matmul_peak_flops`) turns achieved FLOP/s into MFU on the progress bar.
     """
     directory = Path(directory)
-    _claim_directory(spec, directory)
-    if (directory / DONE_FILE).is_file():
+    if _claim_directory(spec, directory):
         return read_curve(directory)
     if (data.batch_size, data.n_ctx) != (spec.batch_size, spec.model.n_ctx):
         raise ValueError(
@@ -319,15 +318,15 @@ def train(
     end = total if stop_after is None else min(stop_after, total)
     flops_step = flops_per_token(spec.model, matmul_params(spec.model)) * spec.tokens_per_step
 
-    with Checkpoints(directory / "checkpoints", max_to_keep=1) as ckpt:
+    advice = (
+        f"run {spec.run_id}: its last checkpoint is kept in {directory / 'checkpoints'}; relaunch "
+        "every process with the same command to resume from it"
+    )
+    with Checkpoints(directory / "checkpoints", max_to_keep=1) as ckpt, distributed.lost_process_guard(advice):
         restored = ckpt.restore(state)
-        step = 0
-        if restored is not None:
-            state, step = restored.state, restored.step
-            _write_curve(directory, [r for r in read_curve(directory) if int(r[rs.STEP]) <= step])
-        elif (directory / CURVE_FILE).exists():
-            (directory / CURVE_FILE).unlink()
-        bar = tqdm(total=total, initial=step, desc=spec.run_id, disable=not progress, leave=False)
+        state, step = (restored.state, restored.step) if restored is not None else (state, 0)
+        _write_curve(directory, [r for r in read_curve(directory) if int(r[rs.STEP]) <= step])
+        bar = progress_bar(total=total, initial=step, desc=spec.run_id, disable=not progress, leave=False)
         losses: list[jax.Array] = []
         tick, tick_step = time.perf_counter(), step
         while step < end:
@@ -336,7 +335,6 @@ def train(
             state, loss = train_step(state, batch, jnp.float32(lr), model=spec.model, optim=spec.optim)
             losses.append(loss)
             step += 1
-            bar.update(1)
             if step % spec.eval_every == 0 or step == total:
                 train_loss = float(jnp.mean(jnp.stack(losses)))
                 losses = []
@@ -353,29 +351,38 @@ def train(
                 tick, tick_step = now, step
                 if step % spec.checkpoint_every == 0 or step == total:
                     ckpt.save(step, state, {"run_id": spec.run_id, "val_loss": val_loss})
+            bar.update(1)
         bar.close()
     curve = read_curve(directory)
-    if step == total:
+    if step == total and distributed.is_main_process():
         (directory / DONE_FILE).write_text(json.dumps({"final_val_loss": float(curve[-1][rs.LOSS])}))
     return curve
 
 
-def _claim_directory(spec: RunSpec, directory: Path) -> None:
-    """Record ``spec`` in ``directory``; refuse a directory holding a different run, except that a
-    constant-learning-rate run may be extended to more steps (its curve so far is unchanged)."""
+def _claim_directory(spec: RunSpec, directory: Path) -> bool:
+    """Record ``spec`` in ``directory`` and say whether the run there is finished.
+
+    A directory holding a different run is refused, except that a constant-learning-rate run may
+    be extended to more steps (its curve so far is unchanged; it is then unfinished). Every
+    process decides from the files as they were before process 0 rewrites them.
+    """
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / SPEC_FILE
     new = json.loads(json.dumps(dataclasses.asdict(spec), default=str))
-    if path.is_file():
-        old = json.loads(path.read_text())
-        if old != new:
-            same_but_longer = (
-                spec.schedule.kind == "constant"
-                and old["schedule"]["total_steps"] < spec.schedule.total_steps
-                and {**old, "schedule": {**old["schedule"], "total_steps": 0}}
-                == {**new, "schedule": {**new["schedule"], "total_steps": 0}}
-            )
-            if not same_but_longer:
-                raise ValueError(f"{directory} holds a different run than {spec.run_id!r}; use another directory")
+    old = json.loads(path.read_text()) if path.is_file() else new
+    extended = (
+        old != new
+        and spec.schedule.kind == "constant"
+        and old["schedule"]["total_steps"] < spec.schedule.total_steps
+        and {**old, "schedule": {**old["schedule"], "total_steps": 0}}
+        == {**new, "schedule": {**new["schedule"], "total_steps": 0}}
+    )
+    if old != new and not extended:
+        raise ValueError(f"{directory} holds a different run than {spec.run_id!r}; use another directory")
+    done = (directory / DONE_FILE).is_file() and not extended
+    distributed.sync(f"claimed {spec.run_id}")
+    if distributed.is_main_process():
+        if extended:
             (directory / DONE_FILE).unlink(missing_ok=True)
-    path.write_text(json.dumps(new, indent=1))
+        path.write_text(json.dumps(new, indent=1))
+    return done

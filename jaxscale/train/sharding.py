@@ -2,13 +2,12 @@
 
 One mesh axis, ``"data"``: the batch is split along it and parameters and optimiser state are
 replicated, so XLA inserts the gradient all-reduce. The same code runs on one CPU, the 8 cores of a
-Colab TPU, or several hosts after :func:`initialize_distributed` (each process then supplies only
-its slice of every global batch).
+Colab TPU, or several processes after :func:`jaxscale.train.distributed.initialize` (each process
+then supplies only its slice of every global batch).
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import jax
@@ -16,20 +15,6 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 DATA_AXIS = "data"
-
-
-def initialize_distributed() -> None:
-    """Call ``jax.distributed.initialize()`` when launched as one of several processes.
-
-    Multi-host launchers (Cloud TPU pods, SLURM, or ``JAX_COORDINATOR_ADDRESS`` set by hand)
-    are detected by JAX itself; a single process does nothing.
-    """
-    multi_host = any(
-        os.environ.get(var)
-        for var in ("JAX_COORDINATOR_ADDRESS", "TPU_WORKER_HOSTNAMES", "SLURM_NTASKS")
-    )
-    if multi_host and jax.process_count() == 1 and not jax.distributed.is_initialized():
-        jax.distributed.initialize()
 
 
 def data_mesh(devices: list[Any] | None = None) -> Mesh:

@@ -32,7 +32,6 @@ from pathlib import Path
 
 import jax
 import numpy as np
-from tqdm.auto import tqdm
 
 from jaxscale.models.word2vec import (
     Batch,
@@ -42,6 +41,7 @@ from jaxscale.models.word2vec import (
     init_params,
     make_train_chunk,
 )
+from jaxscale.progress import progress_bar
 from jaxscale.text.huffman import build_huffman
 from jaxscale.text.vocab import (
     Vocab,
@@ -219,7 +219,7 @@ def train_word2vec(
             params, done = Word2VecParams(*restored.state), restored.step
     size = config.steps_per_chunk * config.batch
     total_words = len(ids) * config.epochs
-    bar = tqdm(total=total_words, unit="word", unit_scale=True, disable=not progress, desc="word2vec")
+    bar = progress_bar(total=total_words, unit="word", unit_scale=True, disable=not progress, desc="word2vec")
     chunk_index = examples = 0
     nll = 0.0
     words_start = words_seen = 0  # corpus words covered before this call / so far
@@ -286,8 +286,8 @@ def _account(bar, pending, nll: float, examples: int, words_seen: int) -> tuple[
     chunk_nll, n_examples, words = pending
     nll += float(chunk_nll)
     examples += n_examples
-    bar.update(words - words_seen)
     bar.set_postfix(nll=f"{nll / max(examples, 1):.3f}", refresh=False)
+    bar.update(words - words_seen)
     return nll, examples, words
 
 
