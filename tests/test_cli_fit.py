@@ -103,25 +103,11 @@ def test_approach2_through_the_cli(tmp_path, capsys):
 
 
 def test_approach1_on_a_sweep_table_of_training_curves(tmp_path, capsys):
-    import jax
     import numpy as np
-    import pandas as pd
 
     from jaxscale.laws import chinchilla as ch
 
-    sizes = np.geomspace(1e7, 1e11, 30)
-    tokens = np.geomspace(1e8, 1e13, 120)
-    n, d = np.meshgrid(sizes, tokens, indexing="ij")
-    with jax.enable_x64(True):
-        loss = np.asarray(ch.loss(n, d, ch.EPOCH))
-    frame = pd.DataFrame({
-        "run_id": np.repeat([f"m{i}" for i in range(len(sizes))], len(tokens)),
-        "step": np.tile(np.arange(len(tokens)), len(sizes)),
-        "n_total": n.ravel(), "n_nonembedding": 0.9 * n.ravel(), "tokens": d.ravel(),
-        "compute_total": 6 * n.ravel() * d.ravel(), "loss": loss.ravel(),
-    })
-    path = tmp_path / "sweep.csv"
-    frame.to_csv(path, index=False)
+    path = _curves_csv(tmp_path, np.geomspace(1e7, 1e11, 30))
     code, out, err = run_cli(capsys, path, "--method", "approach1", "--json", "--no-figures")
     assert code == 0, err
     result = json.loads(out)
@@ -142,7 +128,9 @@ def _curves_csv(tmp_path, sizes) -> str:
         loss = np.asarray(ch.loss(n, d, ch.EPOCH))
     frame = pd.DataFrame({
         "run_id": np.repeat([f"m{i}" for i in range(len(sizes))], len(tokens)),
-        "n_total": n.ravel(), "tokens": d.ravel(), "loss": loss.ravel(),
+        "step": np.tile(np.arange(len(tokens)), len(sizes)),
+        "n_total": n.ravel(), "n_nonembedding": 0.9 * n.ravel(), "tokens": d.ravel(),
+        "compute_total": 6 * n.ravel() * d.ravel(), "loss": loss.ravel(),
     })
     path = tmp_path / "curves.csv"
     frame.to_csv(path, index=False)
