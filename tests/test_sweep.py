@@ -17,7 +17,10 @@ import pytest
 from jaxscale import runs_schema as rs
 from jaxscale.cli import main
 from jaxscale.experiments import presets
-from jaxscale.experiments.sweep import fit_table, run_id
+from jaxscale.experiments.sweep import (
+    best_learning_rates, budget_steps, fit_table, model_config, rate_beyond_edge, run_id,
+)
+from jaxscale.experiments.sweep_diagnostics import first_crossing, learning_rate_rows
 from jaxscale.fit.approach1 import MIN_FRONTIER_SIZES, fit_approach1
 from jaxscale.models.transformer import TransformerConfig, param_counts
 from jaxscale.runs import load_runs
@@ -108,7 +111,7 @@ def test_cli_rejects_bad_arguments_with_exit_2(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("cfg", presets.PRESETS.values(), ids=lambda c: c.name)
-def test_presets_put_embeddings_in_the_majority_only_for_the_smallest_models(cfg):
+def test_presets_embedding_share_falls_with_size(cfg):
     fractions = []
     for size in cfg.sizes:
         vocab = 50257 if cfg.name == "paper" else cfg.vocab_size
@@ -116,7 +119,7 @@ def test_presets_put_embeddings_in_the_majority_only_for_the_smallest_models(cfg
         fractions.append(counts.embedding / counts.total)
     assert fractions == sorted(fractions, reverse=True)
     if cfg.name != "paper":  # the paper's 0.8M-4.6M models with a 50k vocabulary are all embedding-heavy
-        assert fractions[0] > 0.5 > fractions[-1]
+        assert fractions[0] > 0.7 and fractions[0] - fractions[-1] > 0.25
 
 
 @pytest.fixture(scope="module")
@@ -201,3 +204,58 @@ def test_colab_script_cpu_path_on_the_smoke_preset(smoke):
     exponent = summary["exponent_total"]
     assert f"exponent_total {'undefined' if exponent is None else f'{exponent:.3f}'}" in proc.stdout
     assert "devices" in proc.stdout
+
+
+@pytest.mark.parametrize("losses, expected", [
+    ({0.003: 3.1, 0.006: 3.0, 0.012: 3.2}, None),  # inside the grid
+    ({0.003: 3.3, 0.006: 3.1, 0.012: 3.0}, 0.024),  # best at the top: one step up
+    ({0.003: 3.0, 0.006: 3.1, 0.012: 3.2}, 0.0015),  # best at the bottom: one step down
+    ({0.003: 3.0, 0.006: 3.1, 0.012: float("inf")}, 0.0015),  # a diverged rate counts as infinite loss
+    ({0.003: float("inf"), 0.006: float("inf")}, None),  # nothing finished
+])
+def test_a_best_rate_at_a_grid_edge_asks_for_the_next_rate_beyond_it(losses, expected):
+    beyond = rate_beyond_edge(losses)
+    assert beyond == (None if expected is None else pytest.approx(expected))
+
+
+def test_learning_rate_diagnostics_flag_an_edge_optimum():
+    losses = {"A": {0.003: 3.1, 0.006: 3.0, 0.012: 3.2}, "B": {0.003: 3.0, 0.006: 3.1}}
+    rows = {r["size"]: r for r in learning_rate_rows(losses, best_learning_rates(losses))}
+    assert (rows["A"]["best_lr"], rows["A"]["at_edge"]) == (0.006, False)
+    assert (rows["B"]["best_lr"], rows["B"]["at_edge"]) == (0.003, True)
+
+
+def test_first_crossing_finds_where_the_larger_curve_drops_below():
+    c = np.geomspace(1e9, 1e12, 31)
+    smaller = (c, 4.0 - 0.10 * np.log10(c))
+    larger = (c, 6.11 - 0.30 * np.log10(c))  # equal at C = 10^10.55, below after it
+    assert first_crossing(smaller, larger) == pytest.approx(10**10.6)
+    shifted = (np.geomspace(1e10, 1e12, 21), 6.11 - 0.30 * np.log10(np.geomspace(1e10, 1e12, 21)))
+    assert first_crossing(smaller, shifted) == pytest.approx(10**10.6)  # curves evaluated at other budgets
+    assert first_crossing(smaller, (c, smaller[1] + 0.01)) is None  # a larger model that never overtakes
+    late = (np.geomspace(2e13, 1e14, 5), np.full(5, 1.0))  # no common budgets
+    assert first_crossing(smaller, late) is None
+
+
+def test_equal_compute_budgets_end_every_size_at_the_same_compute():
+    cfg = presets.CPU
+    ends = []
+    for size in cfg.sizes:
+        n_total = param_counts(model_config(cfg, size, cfg.vocab_size)).total
+        ends.append(6 * n_total * budget_steps(cfg, size, cfg.vocab_size) * cfg.tokens_per_step)
+    np.testing.assert_allclose(ends, cfg.compute_budget, rtol=0.01)
+    with pytest.raises(ValueError, match="compute_budget"):
+        dataclasses.replace(cfg, compute_budget=None)
+
+
+def test_smoke_sweep_writes_its_diagnostics(smoke):
+    out, summary = smoke
+    report = summary["diagnostics"]
+    assert [r["size"] for r in report["learning_rates"]] == [s.name for s in presets.SMOKE.sizes]
+    assert all(r["best_lr"] == summary["best_lr"][r["size"]] for r in report["learning_rates"])
+    assert set(report["frontier"]) == {"total", "nonembedding"}
+    for basis, rows in report["frontier"].items():
+        row = pd.read_csv(out / "table.csv").set_index(["experiment", "basis"]).loc[("experiment 1", basis)]
+        assert len(rows) == row.frontier_models
+    assert len(report["crossings"]) == len(presets.SMOKE.sizes) - 1
+    assert "## Curve crossings" in (out / "diagnostics.md").read_text()

@@ -31,17 +31,19 @@ SCHEMES = (1, 2, 3, 4)
 
 @dataclasses.dataclass(frozen=True)
 class ModelSize:
-    """One model shape and its update budget (the "1.0 x D" of scheme 4)."""
+    """One model shape and its update budget (the "1.0 x D" of scheme 4); ``steps`` None takes
+    the budget from the sweep's ``compute_budget``."""
 
     name: str
     n_layer: int
     d_model: int
     n_head: int
-    steps: int
+    steps: int | None = None
 
     def __post_init__(self) -> None:
         for field in ("n_layer", "d_model", "n_head", "steps"):
-            if not isinstance(getattr(self, field), int) or getattr(self, field) < 1:
+            value = getattr(self, field)
+            if (field != "steps" or value is not None) and (not isinstance(value, int) or value < 1):
                 raise ValueError(f"model size {self.name!r}: {field} must be a positive integer")
 
 
@@ -66,13 +68,16 @@ class SweepConfig:
     warmup_steps: int | None = None  # overrides warmup_fraction when given
     schemes: tuple[int, ...] = SCHEMES
     budget_fractions: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
+    compute_budget: float | None = None  # C_T = 6 N_T D of every size's 1.0 x run (sizes without steps)
     eval_every: int = 10
+    eval_points: int | None = None  # log-spaced evaluations per run instead of every eval_every steps
     checkpoint_every: int = 50
     val_batches: int = 4
     seed: int = 0
     frontier_points: int = 200
     frontier_range: str = "common"  # budgets of the Method-1 grid: "common", "largest_first" or "all"
     bootstrap: int = 1000
+    lr_extensions: int = 0  # rates tried beyond a grid edge that holds a size's best rate
 
     def __post_init__(self) -> None:
         if not self.sizes:
@@ -92,6 +97,11 @@ class SweepConfig:
             raise ValueError(f"sweep {self.name!r}: budget_fractions must include 1.0")
         if self.frontier_range not in ("common", "largest_first", "all"):
             raise ValueError(f"sweep {self.name!r}: frontier_range must be 'common', 'largest_first' or 'all'")
+        if any(s.steps is None for s in self.sizes) and not (self.compute_budget or 0) > 0:
+            unset = ", ".join(s.name for s in self.sizes if s.steps is None)
+            raise ValueError(f"sweep {self.name!r}: sizes {unset} have no steps; give them steps or set compute_budget")
+        if self.lr_extensions < 0:
+            raise ValueError(f"sweep {self.name!r}: lr_extensions must be >= 0")
         if not 0 <= self.warmup_fraction < 0.5:
             raise ValueError(f"sweep {self.name!r}: warmup_fraction must be in [0, 0.5)")
 
@@ -159,22 +169,25 @@ SMOKE = SweepConfig(
 CPU = SweepConfig(
     name="cpu",
     sizes=(
-        ModelSize("A", 1, 16, 1, 1200),
-        ModelSize("A2", 1, 24, 2, 1200),
-        ModelSize("B", 1, 32, 2, 1200),
-        ModelSize("C", 2, 32, 2, 1200),
-        ModelSize("D", 2, 48, 2, 1200),
+        ModelSize("A", 1, 12, 1),
+        ModelSize("B", 1, 16, 1),
+        ModelSize("C", 1, 24, 2),
+        ModelSize("D", 2, 24, 2),
+        ModelSize("E", 2, 32, 2),
     ),
-    learning_rates=(0.003, 0.01),
+    learning_rates=(0.003, 0.006, 0.012),
+    lr_extensions=1,
     single_lr=0.003,
-    vocab_size=512,
+    vocab_size=1024,
     n_ctx=32,
     batch_size=64,
-    corpus_chars=12_000_000,
+    compute_budget=8e11,
+    corpus_chars=60_000_000,
     warmup_steps=30,
-    eval_every=15,
-    checkpoint_every=150,
-    val_batches=4,
+    eval_every=10,
+    eval_points=48,
+    checkpoint_every=200,
+    val_batches=16,
 )
 
 PAPER = SweepConfig(

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from jaxscale import runs_schema as rs
+from jaxscale.experiments import sweep_diagnostics as diagnostics
 from jaxscale.experiments.presets import ModelSize, SweepConfig
 from jaxscale.fit.allocation_laws import AllocationLaws
 from jaxscale.fit.approach1 import FRONTIER_RANGES, fit_approach1, undefined_exponent
@@ -41,6 +42,7 @@ from jaxscale.train import distributed, lm, sharding
 RUNS_TABLE = "runs.csv"
 TABLE = "table.csv"
 SUMMARY = "summary.json"
+DIAGNOSTICS = "diagnostics.md"
 DIVERGED_FILE = "diverged.json"
 
 #: Pearce & Song (2024), Table 1: (experiment, basis) -> (a, b).
@@ -76,6 +78,17 @@ def run_id(size: ModelSize, lr: float, kind: str, fraction: float = 1.0) -> str:
     return f"{size.name}_{kind}_x{fraction:g}_lr{lr:g}"
 
 
+def budget_steps(cfg: SweepConfig, size: ModelSize, vocab_size: int) -> int:
+    """The size's update budget (its "1.0 x D"): its own ``steps``, or the steps at which its
+    compute C_T = 6 N_T D reaches the sweep's ``compute_budget`` (Pearce & Song Eq. 1), so that
+    every size's curve ends at the same C_T and the budgets every size covers reach from the
+    largest model's first evaluation to that common end."""
+    if size.steps is not None:
+        return size.steps
+    n_total = lm.run_param_counts(model_config(cfg, size, vocab_size)).total
+    return max(2, round(cfg.compute_budget / (6.0 * n_total * cfg.tokens_per_step)))
+
+
 def run_spec(
     cfg: SweepConfig, size: ModelSize, vocab_size: int, lr: float, kind: str, fraction: float = 1.0
 ) -> lm.RunSpec:
@@ -84,8 +97,9 @@ def run_spec(
     Warmup is ``warmup_fraction`` of the size's full budget for every fraction, so runs of one
     size differ only after warmup.
     """
-    steps = max(2, round(size.steps * fraction))
-    warmup = cfg.warmup_steps if cfg.warmup_steps is not None else int(cfg.warmup_fraction * size.steps)
+    budget = budget_steps(cfg, size, vocab_size)
+    steps = max(2, round(budget * fraction))
+    warmup = cfg.warmup_steps if cfg.warmup_steps is not None else int(cfg.warmup_fraction * budget)
     warmup = min(warmup, steps - 1)
     return lm.RunSpec(
         run_id=run_id(size, lr, kind, fraction),
@@ -96,12 +110,24 @@ def run_spec(
         checkpoint_every=cfg.checkpoint_every,
         val_batches=cfg.val_batches,
         seed=cfg.seed,
+        eval_points=cfg.eval_points,
     )
 
 
-def constant_runs(cfg: SweepConfig, vocab_size: int) -> list[tuple[ModelSize, lm.RunSpec]]:
-    """The learning-rate grid: every size at every rate, no anneal (schemes 1 and 2)."""
-    return [(s, run_spec(cfg, s, vocab_size, lr, "constant")) for s in cfg.sizes for lr in cfg.learning_rates]
+def constant_runs(cfg: SweepConfig, vocab_size: int, rates: dict[str, list[float]]) -> list[lm.RunSpec]:
+    """The learning-rate grid: every size at each of its ``rates``, no anneal (schemes 1 and 2)."""
+    return [run_spec(cfg, s, vocab_size, lr, "constant") for s in cfg.sizes for lr in rates[s.name]]
+
+
+def rate_beyond_edge(losses: dict[float, float]) -> float | None:
+    """The next rate past the grid edge that holds the lowest final loss of ``losses`` (rate ->
+    loss), one grid step (the ratio of the two rates at that edge) further; None when the best
+    rate is inside the grid or no run finished."""
+    rates = sorted(losses)
+    best = min(rates, key=losses.get)
+    if len(rates) < 2 or not np.isfinite(losses[best]) or rates[0] < best < rates[-1]:
+        return None
+    return best * rates[-1] / rates[-2] if best == rates[-1] else best * rates[0] / rates[1]
 
 
 def cosine_runs(cfg: SweepConfig, size: ModelSize, vocab_size: int, lr: float) -> list[lm.RunSpec]:
@@ -133,14 +159,21 @@ def _final_loss(curve: pd.DataFrame | None) -> float:
     return float("inf") if curve is None or curve.empty else float(curve[rs.LOSS].astype(float).iloc[-1])
 
 
-def best_learning_rates(cfg: SweepConfig, curves: dict[str, pd.DataFrame | None]) -> dict[str, float]:
-    """Per size, the grid learning rate with the lowest final validation loss (constant schedule)."""
+def final_losses(cfg: SweepConfig, curves: dict[str, pd.DataFrame | None], rates: dict[str, list[float]]
+                 ) -> dict[str, dict[float, float]]:
+    """Per size, the final validation loss of its constant run at each of its ``rates`` (inf if diverged)."""
+    return {s.name: {lr: _final_loss(curves.get(run_id(s, lr, "constant"))) for lr in rates[s.name]}
+            for s in cfg.sizes}
+
+
+def best_learning_rates(losses: dict[str, dict[float, float]]) -> dict[str, float]:
+    """Per size, the rate with the lowest final validation loss (constant schedule); sizes whose
+    runs all diverged have none."""
     best = {}
-    for size in cfg.sizes:
-        losses = {lr: _final_loss(curves.get(run_id(size, lr, "constant"))) for lr in cfg.learning_rates}
-        lr = min(losses, key=losses.get)
-        if np.isfinite(losses[lr]):
-            best[size.name] = lr
+    for size, by_rate in losses.items():
+        lr = min(by_rate, key=by_rate.get)
+        if np.isfinite(by_rate[lr]):
+            best[size] = lr
     return best
 
 
@@ -154,6 +187,7 @@ class SweepResult:
     curves: RunsTable  # the runs table, as loaded for the fits
     best_lr: dict[str, float]
     wall_time_s: float
+    diagnostics: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def exponent(self, experiment: str, basis: str) -> float | None:
         """a of ``experiment`` on ``basis``; None if it was not fitted or is undefined."""
@@ -170,6 +204,7 @@ class SweepResult:
             "runs": self.runs,
             "runs_table": str(self.runs_table),
             "best_lr": self.best_lr,
+            "diagnostics": self.diagnostics,
             "wall_time_s": self.wall_time_s,
         }
 
@@ -204,10 +239,21 @@ def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True) -> Sweep
     }
 
     curves: dict[str, pd.DataFrame | None] = {}
-    plan = constant_runs(cfg, vocab)
-    for _, spec in progress_bar(plan, desc=f"{cfg.name}: LR grid", disable=not progress):
-        curves[spec.run_id] = _train_or_skip(spec, data, runs_dir, **train_kwargs)
-    best = best_learning_rates(cfg, curves)
+    rates = {s.name: list(cfg.learning_rates) for s in cfg.sizes}
+    plan = constant_runs(cfg, vocab, rates)
+    for extension in range(cfg.lr_extensions + 1):
+        for spec in progress_bar(plan, desc=f"{cfg.name}: LR grid" + (f" +{extension}" if extension else ""),
+                                 disable=not progress):
+            curves[spec.run_id] = _train_or_skip(spec, data, runs_dir, **train_kwargs)
+        beyond = {name: rate_beyond_edge(by_rate) for name, by_rate in final_losses(cfg, curves, rates).items()}
+        beyond = {name: lr for name, lr in beyond.items() if lr is not None}
+        if extension == cfg.lr_extensions or not beyond:
+            break
+        for name, lr in beyond.items():
+            rates[name].append(lr)
+        plan = [run_spec(cfg, s, vocab, beyond[s.name], "constant") for s in cfg.sizes if s.name in beyond]
+    losses = final_losses(cfg, curves, rates)
+    best = best_learning_rates(losses)
     if {3, 4} & set(cfg.schemes):
         annealed = [spec for s in cfg.sizes if s.name in best for spec in cosine_runs(cfg, s, vocab, best[s.name])]
         for spec in progress_bar(annealed, desc=f"{cfg.name}: cosine", disable=not progress):
@@ -226,7 +272,11 @@ def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True) -> Sweep
     (out / "table_frontier_ranges.md").write_text(
         "".join(f"frontier range: {t.frontier_range.iloc[0]}\n\n{format_table(t)}\n" for t in sensitivity if not t.empty)
     )
-    return SweepResult(table, model_sizes(cfg, vocab), runs_table, loaded, best, time.perf_counter() - start)
+    sizes = model_sizes(cfg, vocab)
+    run_of = {s.name: run_id(s, best[s.name], "constant") for s in cfg.sizes if s.name in best}
+    report = diagnostics.sweep_diagnostics(loaded, sizes, losses, best, run_of, frontier_of(cfg, loaded, best))
+    (out / DIAGNOSTICS).write_text(diagnostics.format_diagnostics(report))
+    return SweepResult(table, sizes, runs_table, loaded, best, time.perf_counter() - start, report)
 
 
 def model_sizes(cfg: SweepConfig, vocab_size: int) -> list[dict[str, Any]]:
@@ -235,7 +285,8 @@ def model_sizes(cfg: SweepConfig, vocab_size: int) -> list[dict[str, Any]]:
     for size in cfg.sizes:
         counts = lm.run_param_counts(model_config(cfg, size, vocab_size))
         rows.append({
-            "name": size.name, "n_layer": size.n_layer, "d_model": size.d_model, "steps": size.steps,
+            "name": size.name, "n_layer": size.n_layer, "d_model": size.d_model,
+            "steps": budget_steps(cfg, size, vocab_size),
             "n_total": counts.total, "n_nonembedding": counts.nonembedding, "n_embedding": counts.embedding,
             "embedding_fraction": counts.embedding / counts.total,
         })  # fmt: skip
@@ -278,6 +329,29 @@ def _table_row(fit: AllocationLaws) -> dict[str, Any]:
             "n_points": len(fit.c), "frontier_models": len(fit.sizes)}
 
 
+def fit_experiment(cfg: SweepConfig, table: RunsTable, best: dict[str, float], experiment: str, basis: str,
+                   frontier_range: str | None = None) -> AllocationLaws | None:
+    """Method 1 on ``experiment``'s runs on ``basis``, by the declared protocol (docs/sweep_protocol.md):
+    every budget of the frontier range fitted, intervals over the fitted budgets; None (with a
+    warning) when fewer than two runs were selected or the sizes' compute ranges do not overlap."""
+    selected = select_runs(cfg, table, best, experiment)
+    if len(set(selected.run_id)) < 2:
+        return None
+    try:
+        return fit_approach1(selected, basis=basis, frontier_range=frontier_range or cfg.frontier_range,
+                             interior_only=False, n_budgets=cfg.frontier_points, bootstrap=cfg.bootstrap,
+                             resample="budgets", seed=cfg.seed)
+    except ValueError as err:
+        warnings.warn(f"{experiment}, {basis} basis: no fit: {err}", stacklevel=2)
+        return None
+
+
+def frontier_of(cfg: SweepConfig, table: RunsTable, best: dict[str, float]) -> dict[str, AllocationLaws]:
+    """Experiment 1's Method-1 fit on each basis that has one."""
+    fits = {basis: fit_experiment(cfg, table, best, "experiment 1", basis) for basis in rs.BASES}
+    return {basis: fit for basis, fit in fits.items() if fit is not None}
+
+
 def fit_table(cfg: SweepConfig, table: RunsTable, best: dict[str, float], frontier_range: str | None = None) -> pd.DataFrame:
     """Table 1 of Pearce & Song: a and b per experiment and basis, beside the paper's values.
 
@@ -287,15 +361,8 @@ def fit_table(cfg: SweepConfig, table: RunsTable, best: dict[str, float], fronti
     experiments += [(f"scheme {s}", "total") for s in sorted(cfg.schemes)]
     rows = []
     for experiment, basis in experiments:
-        selected = select_runs(cfg, table, best, experiment)
-        if len(set(selected.run_id)) < 2:
-            continue
-        try:
-            fit = fit_approach1(selected, basis=basis, frontier_range=frontier_range, interior_only=False,
-                                n_budgets=cfg.frontier_points, bootstrap=cfg.bootstrap, resample="budgets",
-                                seed=cfg.seed)
-        except ValueError as err:
-            warnings.warn(f"{experiment}, {basis} basis: no fit: {err}", stacklevel=2)
+        fit = fit_experiment(cfg, table, best, experiment, basis, frontier_range)
+        if fit is None:
             continue
         paper_a, paper_b = PAPER_TABLE[(experiment, basis)]
         rows.append({

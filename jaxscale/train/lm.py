@@ -124,15 +124,31 @@ class RunSpec:
     val_batches: int = 4
     seed: int = 0
     optim: OptimConfig = OptimConfig()
+    eval_points: int | None = None  # evaluate at this many log-spaced steps instead of every eval_every
 
     def __post_init__(self) -> None:
         for name in ("batch_size", "eval_every", "checkpoint_every", "val_batches"):
             if getattr(self, name) < 1:
                 raise ValueError(f"RunSpec.{name} must be >= 1; got {getattr(self, name)}")
+        if self.eval_points is not None and self.eval_points < 2:
+            raise ValueError(f"RunSpec.eval_points must be >= 2 or None; got {self.eval_points}")
 
     @property
     def tokens_per_step(self) -> int:
         return self.batch_size * self.model.n_ctx
+
+    @functools.cached_property
+    def eval_steps(self) -> frozenset[int]:
+        """The steps after which the validation loss is logged: every ``eval_every`` steps, or, with
+        ``eval_points``, that many steps evenly spaced in log step from ``eval_every`` to the end
+        (Method 1 reads curves on a log-compute grid, so log spacing resolves every budget
+        alike at a fraction of the evaluations); the last step always."""
+        total = self.schedule.total_steps
+        if self.eval_points is None:
+            steps = range(self.eval_every, total + 1, self.eval_every)
+        else:
+            steps = np.unique(np.round(np.geomspace(min(self.eval_every, total), total, self.eval_points)))
+        return frozenset(int(s) for s in steps) | {total}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -327,6 +343,7 @@ def train(
         state, step = (restored.state, restored.step) if restored is not None else (state, 0)
         _write_curve(directory, [r for r in read_curve(directory) if int(r[rs.STEP]) <= step])
         bar = progress_bar(total=total, initial=step, desc=spec.run_id, disable=not progress, leave=False)
+        saved = step
         losses: list[jax.Array] = []
         tick, tick_step = time.perf_counter(), step
         while step < end:
@@ -335,7 +352,7 @@ def train(
             state, loss = train_step(state, batch, jnp.float32(lr), model=spec.model, optim=spec.optim)
             losses.append(loss)
             step += 1
-            if step % spec.eval_every == 0 or step == total:
+            if step in spec.eval_steps:
                 train_loss = float(jnp.mean(jnp.stack(losses)))
                 losses = []
                 _check_finite(train_loss, spec, step, directory, "training loss")
@@ -349,8 +366,9 @@ def train(
                     postfix["MFU"] = f"{rate * flops_step / peak_flops:.0%}"
                 bar.set_postfix(postfix)
                 tick, tick_step = now, step
-                if step % spec.checkpoint_every == 0 or step == total:
+                if step - saved >= spec.checkpoint_every or step == total:
                     ckpt.save(step, state, {"run_id": spec.run_id, "val_loss": val_loss})
+                    saved = step
             bar.update(1)
         bar.close()
     curve = read_curve(directory)
