@@ -56,8 +56,9 @@ def check_nd(law: Law, held: tuple[str, ...] = ()) -> None:
     """Compute-optimal quantities need a law of model size and tokens D (C = 6 N D), and of
     nothing else but the inputs ``held`` fixed."""
     if law.inputs[1] != "D" or law.inputs[2:] != held:
-        fix = f" (hold {list(law.inputs[2:])} fixed with law.given)" if law.inputs[2:] and not held else ""
-        raise ValueError(f"compute-optimal allocation needs a law of N and D{' and ' + ', '.join(held) if held else ''}; "
+        free = law.inputs[2 + len(held):]
+        fix = f" (hold {', '.join(free)} fixed with law.given)" if free else ""
+        raise ValueError(f"compute-optimal allocation needs a law of {', '.join(('N', 'D', *held))}; "
                          f"{law.name} is of {law.inputs}{fix}")
 
 

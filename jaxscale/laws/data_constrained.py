@@ -28,7 +28,7 @@ authors' code in the repository below, which computes U_N = min(N, N_opt(U_D))).
 
 The input U_D is held fixed, not fitted: the law's ``inputs`` are ("N", "D", "U_D") and
 ``LAW.given(U_D=u)`` is the law of (N, D) at u unique tokens, which the compute-optimal solver
-of :mod:`jaxscale.optimal` and :func:`jaxscale.allocation.optimal_allocation_given` take (see
+of :mod:`jaxscale.optimal` and :func:`jaxscale.allocation.optimal_allocation_given_unique_tokens` take (see
 :meth:`jaxscale.laws.law.Law.given`). ``U_D`` here is the unique-token *budget*: a run that sees
 fewer tokens than the budget sees D unique tokens (U_D = min(U_D, D), as in the authors' code).
 
@@ -47,7 +47,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxscale.laws import chinchilla
-from jaxscale.laws.law import Law, NoisePriors, Normal, grid, lse
+from jaxscale.laws.law import Law, Normal, grid
 from jaxscale.validation import check_positive
 
 
@@ -137,17 +137,12 @@ def loss_floor(unique_tokens: ArrayLike, p: DataConstrainedParams) -> jnp.ndarra
 
 
 @dataclass(frozen=True)
-class DataConstrainedPriors(NoisePriors):
-    """Chinchilla's priors (:class:`~jaxscale.laws.chinchilla.ChinchillaPriors`) for A, B, E,
-    alpha, beta, and ``log_R_D_star``, ``log_R_N_star`` ~ Normal(2, 1.5): the published values
-    are log 15.4 = 2.7 and log 5.3 = 1.7; one SD is a factor 4.5 either way. Used by a Bayesian
-    fit once runs carry their unique-token counts (a runs table has no such column yet)."""
+class DataConstrainedPriors(chinchilla.ChinchillaPriors):
+    """Chinchilla's priors for A, B, E, alpha, beta, and ``log_R_D_star``, ``log_R_N_star`` ~
+    Normal(2, 1.5): the published values are log 15.4 = 2.7 and log 5.3 = 1.7; one SD is a
+    factor 4.5 either way. For a Bayesian fit once runs carry their unique-token counts (a runs
+    table has no such column yet)."""
 
-    log_A: Normal = (6.0, 3.0)
-    log_B: Normal = (6.0, 3.0)
-    log_E: Normal = (0.5, 1.0)
-    alpha: Normal = (0.5, 0.5)
-    beta: Normal = (0.5, 0.5)
     log_R_D_star: Normal = (2.0, 1.5)
     log_R_N_star: Normal = (2.0, 1.5)
 
