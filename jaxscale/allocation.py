@@ -9,6 +9,9 @@ is the law's NamedTuple, with a leading axis of draws where there are several:
   Eq. 11), N*(C) = argmin_N L(N, C/(6N)), D*(C) = C/(6 N*(C)) and the loss there, from the
   generic implicit-differentiation solver of :mod:`jaxscale.optimal` (for Chinchilla it equals
   Eq. 4's N* = G (C/6)^a), for every draw at every budget, vmapped and jit-compiled;
+- :func:`optimal_allocation_given_unique_tokens`: the same under a budget of unique tokens U_D
+  too, for a law of (N, D, U_D) (Muennighoff et al. 2023's data-constrained law): N*, D*, the
+  epochs D*/U_D, the loss, and the local exponents d log N*/d log C and d log N*/d log U_D;
 - :func:`loss_draws`: the loss of planned runs under every draw;
 - :func:`allocation_table`: N*, D* and D*/N* of a fit at given budgets with 95% bands over draws;
 - :func:`band`: median and central interval over draws.
@@ -49,10 +52,14 @@ def _numpy(tree):
     return jax.tree.map(np.asarray, tree)
 
 
-def check_nd(law: Law) -> None:
-    """Compute-optimal quantities need a law of model size and tokens D (C = 6 N D)."""
-    if law.inputs[1] != "D":
-        raise ValueError(f"compute-optimal allocation needs a law of N and D; {law.name} is of {law.inputs}")
+def check_nd(law: Law, held: tuple[str, ...] = ()) -> None:
+    """Compute-optimal quantities need a law of model size and tokens D (C = 6 N D), and of
+    nothing else but the inputs ``held`` fixed."""
+    if law.inputs[1] != "D" or law.inputs[2:] != held:
+        free = law.inputs[2 + len(held):]
+        fix = f" (hold {', '.join(free)} fixed with law.given)" if free else ""
+        raise ValueError(f"compute-optimal allocation needs a law of {', '.join(('N', 'D', *held))}; "
+                         f"{law.name} is of {law.inputs}{fix}")
 
 
 @partial(jax.jit, static_argnums=0)
@@ -90,6 +97,56 @@ def optimal_allocation(law: Law, params: NamedTuple, c: ArrayLike) -> OptimalAll
     if jnp.ndim(params[0]) == 0:
         return _numpy(_allocation(law, params, c))
     return _numpy(_allocation_map(law, params, c)._replace(c=c))
+
+
+class RepeatedDataAllocation(NamedTuple):
+    """The compute-optimal run at each budget ([C]) with U_D unique tokens: N*, D* = C/(6N*),
+    the epochs D*/U_D, the loss, d log N*/d log C and d log N*/d log U_D (then d log D*/d log C
+    = 1 - d log N*/d log C and d log D*/d log U_D = -d log N*/d log U_D). N*, D*, epochs and
+    exponents are NaN where N* is not determined: the loss along the budget is flat, at the
+    floor U_D allows, to float64 precision (``loss`` is then that floor)."""
+
+    c: np.ndarray
+    unique_tokens: float
+    n: np.ndarray
+    d: np.ndarray
+    epochs: np.ndarray
+    loss: np.ndarray
+    n_exponent: np.ndarray
+    n_unique_exponent: np.ndarray
+
+
+def _log_n_given_unique(law: Law, params: NamedTuple, log_c: jnp.ndarray, log_u: jnp.ndarray) -> jnp.ndarray:
+    return optimal.optimal_log_n(law.given(U_D=jnp.exp(log_u)), params, log_c)
+
+
+@partial(jax.jit, static_argnums=0)
+def _repeated_data_allocation(law: Law, params: NamedTuple, c: jnp.ndarray, u: jnp.ndarray) -> tuple:
+    log_c, log_u = jnp.log(c), jnp.log(u)
+    n = jnp.exp(_log_n_given_unique(law, params, log_c, log_u))
+    d = c / (6.0 * n)
+    n_exponent = optimal.local_exponent(law.given(U_D=u), params, c)
+    n_unique_exponent = jax.jacfwd(lambda v: _log_n_given_unique(law, params, log_c, v))(log_u)
+    loss = law.given(U_D=u).loss(n, d, params)
+    flat = ~(jnp.isfinite(n_exponent) & jnp.isfinite(n_unique_exponent))
+    n, d, n_exponent, n_unique_exponent = (jnp.where(flat, jnp.nan, v) for v in (n, d, n_exponent, n_unique_exponent))
+    return n, d, d / u, loss, n_exponent, n_unique_exponent
+
+
+@float64
+def optimal_allocation_given_unique_tokens(law: Law, params: NamedTuple, c: ArrayLike,
+                                           unique_tokens: float) -> RepeatedDataAllocation:
+    """Pearce & Song Eq. 11 with U_D unique tokens: N*(C; U_D) = argmin_N L(N, C/(6N); U_D) for
+    a law of (N, D, U_D), by the generic solver of :mod:`jaxscale.optimal` on
+    ``law.given(U_D=unique_tokens)``, with its local exponents by implicit differentiation
+    (``jax.grad`` in log C, ``jax.jacfwd`` in log U_D, through ``lax.custom_root``)."""
+    check_nd(law, held=("U_D",))
+    check_positive("c", c)
+    check_positive("unique_tokens", unique_tokens)
+    c = jnp.atleast_1d(jnp.asarray(c, jnp.float64))
+    params = type(params)(*(jnp.asarray(v, jnp.float64) for v in params))
+    fields = _numpy(_repeated_data_allocation(law, params, c, jnp.asarray(unique_tokens, jnp.float64)))
+    return RepeatedDataAllocation(np.asarray(c), float(unique_tokens), *fields)
 
 
 @partial(jax.jit, static_argnums=0)

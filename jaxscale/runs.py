@@ -83,10 +83,13 @@ class RunsTable:
     def __len__(self) -> int:
         return len(self.loss)
 
-    def law_inputs(self, inputs: tuple[str, str]) -> tuple[np.ndarray, np.ndarray]:
+    def law_inputs(self, inputs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
         """The two columns a law of ``inputs`` reads: the model size (the non-embedding one
         when the law's first input is ``N_nonembedding``) and the tokens column (which holds the
-        law's second input, e.g. steps or words, for laws of other inputs)."""
+        law's second input, e.g. steps or words, for laws of other inputs). A law of further
+        inputs (the unique tokens U_D) is not fitted to a runs table, which does not hold them."""
+        if len(inputs) > 2:
+            raise ValueError(f"this law also needs {', '.join(inputs[2:])}, which a runs table does not hold")
         if inputs[0] != "N_nonembedding":
             return self.n, self.d
         if self.n_nonembedding is None:

@@ -28,7 +28,7 @@ def _as_float_array(name: str, x: Any) -> np.ndarray:
 def _first_bad(mask: np.ndarray, values: np.ndarray) -> str:
     idx = np.argwhere(mask)[0]
     where = "" if values.ndim == 0 else f" at index {tuple(int(i) for i in idx)}"
-    return f"{values[tuple(idx)] if values.ndim else values.item()!r}{where}"
+    return f"{values[tuple(idx)].item() if values.ndim else values.item()!r}{where}"
 
 
 def check_finite(name: str, x: Any) -> None:

@@ -17,7 +17,10 @@ loss is derived, L = exp(log_loss). Everything else is generic over that:
 - a law of (N, D) is a callable ``law(n, d, params)``, which is what the compute-optimal solver
   of :mod:`jaxscale.optimal` takes;
 - :attr:`Law.closed_forms` gives the law's closed-form derived quantities (e.g. Chinchilla's
-  a, b, G of Eq. 4) for fits and posterior draws alike.
+  a, b, G of Eq. 4) for fits and posterior draws alike;
+- a law of more inputs than two (the data-constrained law of N, D and the unique tokens U_D)
+  takes them as further arguments, ``log_loss(params, log_x1, log_x2, log_x3, ...)``, and
+  :meth:`Law.given` holds them fixed: ``law.given(U_D=1e11)`` is a law of (x1, x2) like any other.
 
 Adding a law is one module in :mod:`jaxscale.laws` that defines a module-level :class:`Law`:
 :mod:`jaxscale.laws.registry` finds it by name, and ``jaxscale fit/bayes --law NAME`` take it.
@@ -35,8 +38,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from jaxscale.validation import check_positive
+
 P = TypeVar("P", bound=NamedTuple)
-LogLossFn = Callable[[Any, jnp.ndarray, jnp.ndarray], jnp.ndarray]
+LogLossFn = Callable[..., jnp.ndarray]  # (params, log_x1, log_x2, *log_fixed) -> log L
 Normal = tuple[float, float]  # (loc, scale) of a prior
 
 
@@ -93,7 +98,8 @@ class Law(Generic[P]):
     :class:`NoisePriors` subclass with one (loc, scale) per vector coordinate; ``centred``
     (intercept, slope, input index) triples for the Bayesian model (the intercept is sampled
     centred on the mean log input, see :mod:`jaxscale.inference.models`); ``closed_forms``
-    maps params to named closed-form derived quantities; ``inputs`` names x1 and x2.
+    maps params to named closed-form derived quantities; ``inputs`` names x1, x2 and any
+    further inputs, which are held fixed (:meth:`given`) rather than read from runs.
     """
 
     name: str
@@ -104,7 +110,7 @@ class Law(Generic[P]):
     priors: NoisePriors
     formula: str
     citation: str
-    inputs: tuple[str, str] = ("N", "D")
+    inputs: tuple[str, ...] = ("N", "D")
     centred: tuple[tuple[str, str, int], ...] = ()
     closed_forms: Callable[[P], Mapping[str, Any]] | None = None
 
@@ -149,6 +155,24 @@ class Law(Generic[P]):
     def derived(self, params: P) -> dict[str, Any]:
         """The law's closed-form derived quantities at ``params`` (empty if it has none)."""
         return {} if self.closed_forms is None else dict(self.closed_forms(params))
+
+    def given(self, **fixed: ArrayLike) -> "Law":
+        """This law with its inputs beyond (x1, x2) held fixed, by name (e.g. ``U_D=1e11``): a
+        law of (x1, x2) that fits, the compute-optimal solver and the allocation take as any
+        other. The values are kept as given and enter as logs at each evaluation, so they may
+        be JAX tracers: derivatives with respect to them flow through the solver."""
+        held = self.inputs[2:]
+        if sorted(fixed) != sorted(held):
+            raise ValueError(f"law {self.name!r} holds {list(held)} fixed; got {sorted(fixed)}")
+        for name, value in fixed.items():
+            check_positive(name, value)
+        log_loss = self.log_loss
+
+        def log_loss_given(params: Any, log_x1: jnp.ndarray, log_x2: jnp.ndarray) -> jnp.ndarray:
+            return log_loss(params, log_x1, log_x2, *(jnp.log(fixed[name]) for name in held))
+
+        return dataclasses.replace(self, name=f"{self.name} at fixed {', '.join(held)}",
+                                   log_loss=log_loss_given, inputs=self.inputs[:2])
 
     def renamed(self, name: str, params_type: type, **changes: Any) -> "Law":
         """The same formula under other parameter names (a NamedTuple of the same length and
