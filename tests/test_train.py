@@ -81,6 +81,19 @@ def test_another_learning_rate_and_schedule_reuse_the_compiled_step(tmp_path):
     assert [float(r["learning_rate"]) for r in curve] == [other.schedule(int(r["step"]) - 1) for r in curve]
     assert float(curve[-1]["learning_rate"]) == pytest.approx(3e-3)
 
+def test_log_spaced_evaluation_logs_those_steps_and_the_last(tmp_path):
+    spec, data = tiny_run(steps=40)
+    logged = dataclasses.replace(spec, eval_every=1, eval_points=6)
+    steps = sorted(logged.eval_steps)
+    assert steps[0] == 1 and steps[-1] == 40 and len(steps) <= 6
+    ratios = np.diff(np.log(steps))
+    assert np.ptp(ratios) < 0.5  # evenly spaced in log step, up to rounding to whole steps
+    curve = lm.train(logged, data, tmp_path, progress=False)
+    assert [int(r["step"]) for r in curve] == steps
+    with pytest.raises(ValueError, match="eval_points"):
+        dataclasses.replace(spec, eval_points=1)
+
+
 def test_curve_rows_carry_both_parameter_counts_and_compute_bases(tmp_path):
     spec, data = tiny_run(steps=4)
     curve = lm.train(spec, data, tmp_path, progress=False)
