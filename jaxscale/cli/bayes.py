@@ -209,19 +209,14 @@ def _print_grouped(numbers: dict) -> None:
           f"{len(numbers['groups'])} groups by {numbers['group_by']} "
           + ", ".join(f"{g} ({k})" for g, k in numbers["runs_per_group"].items())
           + f"; shared: {', '.join(numbers['shared']) or 'nothing'}\n")
-    print(f"{'':28} {'mean':>10} {'sd':>10} {'95% HDI':>23} {'R-hat':>7} {'ESS bulk':>9}")
-    for name, s in numbers["posterior"].items():
-        hdi = f"[{_fmt(s['hdi95'][0])}, {_fmt(s['hdi95'][1])}]"
-        print(f"{name:28} {_fmt(s['mean']):>10} {_fmt(s['sd']):>10} {hdi:>23} {_fmt(s['r_hat']):>7} "
-              f"{_fmt(s['ess_bulk']):>9}")
+    _print_posterior(numbers["posterior"], 28)
     _print_differences(numbers["differences"], "differences between groups (first minus second)")
     print(f"\ndivergences: {numbers['divergences']}, largest R-hat {numbers['r_hat_max']:.4f}, E-BFMI: "
           + ", ".join(f"{v:.2f}" for v in numbers["bfmi"]))
     for problem in numbers["problems"]:
         print(f"WARNING: {problem}")
-    for f in numbers.get("files", []):
-        print(f"wrote {f}")
-    print(f"\nsampler {numbers['sampler_seconds']:.1f} s, total {numbers['seconds']:.1f} s")
+    print(f"sampler {numbers['sampler_seconds']:.1f} s")
+    _print_files_and_total(numbers)
 
 
 def _print_sharing(numbers: dict) -> None:
@@ -230,6 +225,10 @@ def _print_sharing(numbers: dict) -> None:
     _print_ranking(numbers)
     _print_differences(numbers["differences_unshared"],
                        "in the model that shares nothing, differences between groups (first minus second)")
+    _print_files_and_total(numbers)
+
+
+def _print_files_and_total(numbers: dict) -> None:
     for f in numbers.get("files", []):
         print(f"wrote {f}")
     print(f"\ntotal {numbers['seconds']:.1f} s")
@@ -247,9 +246,7 @@ def _print_ranking(numbers: dict) -> None:
 def _print_comparison(numbers: dict) -> None:
     print(f"Laws ranked by PSIS-LOO on {numbers['n_points']} runs (higher elpd predicts left-out runs better)\n")
     _print_ranking(numbers)
-    for f in numbers.get("files", []):
-        print(f"wrote {f}")
-    print(f"\ntotal {numbers['seconds']:.1f} s")
+    _print_files_and_total(numbers)
 
 
 def _write_outputs(fit, reconciled, out: Path) -> list[str]:
@@ -281,14 +278,18 @@ def _fmt(x) -> str:
     return "—" if x is None else f"{x:.4g}"
 
 
+def _print_posterior(posterior: dict, width: int) -> None:
+    print(f"{'':{width}} {'mean':>10} {'sd':>10} {'95% HDI':>23} {'R-hat':>7} {'ESS bulk':>9}")
+    for name, s in posterior.items():
+        hdi = f"[{_fmt(s['hdi95'][0])}, {_fmt(s['hdi95'][1])}]"
+        print(f"{name:{width}} {_fmt(s['mean']):>10} {_fmt(s['sd']):>10} {hdi:>23} "
+              f"{_fmt(s['r_hat']):>7} {_fmt(s['ess_bulk']):>9}")
+
+
 def _print(numbers: dict) -> None:
     print(f"Bayesian refit ({numbers['method']}) of the {numbers['law']} law on "
           f"{numbers['n_points']} runs (dropped the {numbers['drop_highest']} highest-loss)\n")
-    print(f"{'':8} {'mean':>10} {'sd':>10} {'95% HDI':>23} {'R-hat':>7} {'ESS bulk':>9}")
-    for name, s in numbers["posterior"].items():
-        hdi = f"[{_fmt(s['hdi95'][0])}, {_fmt(s['hdi95'][1])}]"
-        print(f"{name:8} {_fmt(s['mean']):>10} {_fmt(s['sd']):>10} {hdi:>23} "
-              f"{_fmt(s['r_hat']):>7} {_fmt(s['ess_bulk']):>9}")
+    _print_posterior(numbers["posterior"], 8)
     if "reconciled_exponent" in numbers:
         for key, label in (("reconciled_exponent", "Kaplan-basis exponent N*_\\E ∝ C_\\E^g"),
                            ("total_exponent", "total-basis exponent N*_T ∝ C_T^a")):

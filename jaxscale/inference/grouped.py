@@ -36,8 +36,9 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import arviz as az
 import numpy as np
 
-from jaxscale.inference import diagnostics, models
+from jaxscale.inference import models
 from jaxscale.inference.compare import Comparison, rank_by_loo
+from jaxscale.inference.diagnostics import Diagnostics
 from jaxscale.inference.compare import report as ranking_report
 from jaxscale.inference.refit import approach3_start, interval, nuts_idata, parameter_draws, summarize
 from jaxscale.inference.sample import NutsConfig, posterior_mode
@@ -67,7 +68,7 @@ class GroupedFit:
     by_group: dict[str, np.ndarray]
     params: NamedTuple
     idata: az.InferenceData
-    diagnostics: diagnostics.Diagnostics
+    diagnostics: Diagnostics
     seconds: float
 
     @property
