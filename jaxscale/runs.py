@@ -392,3 +392,18 @@ def best_per_size_and_tokens(table: RunsTable) -> RunsTable:
 def drop_highest_loss(table: RunsTable, k: int) -> RunsTable:
     """The table without its ``k`` highest-loss rows (Besiroglu et al. 2024 drop 5)."""
     return table.select(without_highest(table.loss, k))
+
+
+def group_index(table: RunsTable, column: str) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Each row's group (0 .. k - 1) and the k group names in sorted order, from the column
+    ``column`` that names a row's dataset (found case-insensitively, like every column).
+    Raises ``ValueError`` naming the column when it is missing, or the row whose cell is empty."""
+    folded = {_fold(c): c for c in table.frame.columns}
+    if _fold(column) not in folded:
+        raise ValueError(f"no column {column!r} to group by; columns are {list(map(str, table.frame.columns))}")
+    text = table.frame[folded[_fold(column)]].map(_cell_text).to_numpy()
+    empty = np.flatnonzero(text == "")
+    if empty.size:
+        raise ValueError(f"{_row_label(int(empty[0]), 'table')}: no group in column {column!r}")
+    labels, index = np.unique(text, return_inverse=True)
+    return index, tuple(str(label) for label in labels)

@@ -36,6 +36,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="comma-separated laws (e.g. chinchilla,kaplan,kaplan-irreducible): sample each on the "
                    "same runs and rank them by PSIS-LOO (ArviZ compare), with Pareto-k diagnostics and a "
                    "posterior predictive figure per law in --out")
+    p.add_argument("--group-by", default=None, metavar="COL",
+                   help="the column naming each run's dataset (e.g. source): fit one law to every dataset at once, "
+                   "the coordinates of --share common to all, the rest (and the noise) per dataset, and report "
+                   "the posterior of their differences between datasets")
+    p.add_argument("--share", default=None, metavar="COORDS",
+                   help="with --group-by: comma-separated coordinates of the law's vector shared by every dataset, "
+                   "e.g. alpha,beta or log_A,log_B,log_E (default: the law's exponents)")
+    p.add_argument("--compare-sharing", action="store_true",
+                   help="with --group-by: also sample the model that shares nothing (each dataset its own law) and "
+                   "rank the two by PSIS-LOO: do the datasets share the --share coordinates?")
     p.add_argument("--table-embedding", action="store_true",
                    help="compute the reconciled exponent from the table's own gamma, delta (fitted to its model "
                    "sizes, which needs both parameter bases) over its own size range, instead of Table A9's")
@@ -64,6 +74,14 @@ def _check_options(args: argparse.Namespace) -> None:
         raise ValueError("--gamma-uncertainty applies to --law chinchilla only")
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         raise NotADirectoryError(f"--out {args.out} exists and is not a directory")
+    grouped_only = [flag for flag, on in (("--share", args.share is not None),
+                                          ("--compare-sharing", args.compare_sharing)) if on]
+    if grouped_only and args.group_by is None:
+        raise ValueError(f"{grouped_only[0]} needs --group-by COL")
+    if args.group_by is not None and (args.compare is not None or args.laplace or args.holdout_threshold is not None
+                                      or args.table_embedding or args.gamma_uncertainty):
+        raise ValueError("--group-by samples one grouped model with NUTS on all runs: not with --compare, --laplace, "
+                         "--holdout-threshold, --table-embedding or --gamma-uncertainty")
     if args.compare is not None and (args.laplace or args.holdout_threshold is not None or args.table_embedding):
         raise ValueError("--compare samples every law with NUTS on all runs: not with --laplace, --holdout-threshold "
                          "or --table-embedding")
@@ -81,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
     _check_options(args)
     if args.compare is not None:
         return run_comparison(args, start)
+    if args.group_by is not None:
+        return run_grouped(args, start)
     from jaxscale.inference import refit
 
     table = load_table(args)
@@ -119,7 +139,7 @@ def run_comparison(args: argparse.Namespace, start: float) -> int:
     comparison = compare_laws(table, [name.strip() for name in args.compare.split(",")], _config(args))
     numbers = {"n_points": len(table), **report(comparison)}
     if args.out is not None:
-        numbers["files"] = _write_predictive_figures(comparison, table, args.out, args.seed)
+        numbers["files"] = _write_predictive_figures(comparison.fits, table, args.out, args.seed)
     numbers["seconds"] = time.perf_counter() - start
     from jaxscale.cli._output import emit
 
@@ -127,33 +147,106 @@ def run_comparison(args: argparse.Namespace, start: float) -> int:
     return 0
 
 
-def _write_predictive_figures(comparison, table, out: Path, seed: int) -> list[str]:
+def run_grouped(args: argparse.Namespace, start: float) -> int:
+    """``jaxscale bayes --group-by COL [--share COORDS] [--compare-sharing]``:
+    :mod:`jaxscale.inference.grouped`."""
+    from jaxscale.inference import grouped
+
+    table = load_table(args)
+    law = chosen_law(args)
+    shared = grouped.exponents(law) if args.share is None else tuple(c.strip() for c in args.share.split(",") if c.strip())
+    grouped.split(table, args.group_by, shared, law)  # bad column or coordinate: exit 2 before sampling
+    if args.compare_sharing:
+        comparison = grouped.compare_sharing(table, args.group_by, shared, law, _config(args))
+        numbers, fits = grouped.sharing_report(comparison), comparison.fits
+    else:
+        fit = grouped.sample_grouped(table, args.group_by, shared, law, _config(args))
+        numbers, fits = grouped.report(fit), {f"share {','.join(shared) or 'none'}": fit}
+    numbers |= {"group_by": args.group_by, "n_points": len(table), "drop_highest": args.drop_highest}
+    if args.out is not None:
+        numbers["files"] = _write_predictive_figures(fits, table, args.out, args.seed)
+    numbers["seconds"] = time.perf_counter() - start
+    from jaxscale.cli._output import emit
+
+    emit(numbers, args.json, _print_sharing if args.compare_sharing else _print_grouped)
+    return 0
+
+
+def _write_predictive_figures(fits: dict, table, out: Path, seed: int) -> list[str]:
+    """A posterior predictive figure per fit, and its InferenceData (netCDF) for grouped fits."""
     import numpy as np
 
-    from jaxscale.inference.diagnostics import posterior_predictive
+    from jaxscale.inference.diagnostics import posterior_predictive, save_netcdf
+    from jaxscale.inference.grouped import GroupedFit
     from jaxscale.plots.bayes import predictive_figure
 
     out.mkdir(parents=True, exist_ok=True)
     paths = []
-    for name, fit in comparison.fits.items():
+    for name, fit in fits.items():
         x1, x2 = table.law_inputs(fit.law.inputs)
-        replicas = np.exp(posterior_predictive(fit.law, fit.params, fit.draws["sigma"], fit.df, x1, x2, seed))
+        params, sigma = fit.row_params()
+        replicas = np.exp(posterior_predictive(fit.law, params, sigma, fit.df, x1, x2, seed))
         lo, median, hi = np.quantile(replicas, [0.05, 0.5, 0.95], axis=0)
-        paths.append(out / f"predictive_{name}.png")
+        slug = name.replace(" ", "_").replace(",", "-")
+        paths.append(out / f"predictive_{slug}.png")
         predictive_figure(table.loss, median, lo, hi, name).savefig(paths[-1], dpi=110)
+        if isinstance(fit, GroupedFit):
+            paths.append(save_netcdf(fit.idata, out / f"posterior_{slug}.nc"))
     return [str(p) for p in paths]
+
+
+def _print_differences(differences: dict, title: str) -> None:
+    print(f"\n{title}")
+    print(f"{'':8} {'groups':<38} {'median':>9} {'95% HDI':>21} {'P(>0)':>6}")
+    for name, pairs in differences.items():
+        for pair, d in pairs.items():
+            hdi = f"[{d['hdi95'][0]:+.4f}, {d['hdi95'][1]:+.4f}]"
+            print(f"{name:8} {pair:<38} {d['median']:>+9.4f} {hdi:>21} {d['p_positive']:>6.3f}")
+
+
+def _print_grouped(numbers: dict) -> None:
+    print(f"Bayesian refit (NUTS) of the {numbers['law']} law on {numbers['n_points']} runs in "
+          f"{len(numbers['groups'])} groups by {numbers['group_by']} "
+          + ", ".join(f"{g} ({k})" for g, k in numbers["runs_per_group"].items())
+          + f"; shared: {', '.join(numbers['shared']) or 'nothing'}\n")
+    _print_posterior(numbers["posterior"], 28)
+    _print_differences(numbers["differences"], "differences between groups (first minus second)")
+    print(f"\ndivergences: {numbers['divergences']}, largest R-hat {numbers['r_hat_max']:.4f}, E-BFMI: "
+          + ", ".join(f"{v:.2f}" for v in numbers["bfmi"]))
+    for problem in numbers["problems"]:
+        print(f"WARNING: {problem}")
+    print(f"sampler {numbers['sampler_seconds']:.1f} s")
+    _print_files_and_total(numbers)
+
+
+def _print_sharing(numbers: dict) -> None:
+    print(f"Do the groups by {numbers['group_by']} ({', '.join(numbers['groups'])}) share "
+          f"{', '.join(numbers['shared'])}? Models ranked by PSIS-LOO on {numbers['n_points']} runs\n")
+    _print_ranking(numbers)
+    _print_differences(numbers["differences_unshared"],
+                       "in the model that shares nothing, differences between groups (first minus second)")
+    _print_files_and_total(numbers)
+
+
+def _print_files_and_total(numbers: dict) -> None:
+    for f in numbers.get("files", []):
+        print(f"wrote {f}")
+    print(f"\ntotal {numbers['seconds']:.1f} s")
+
+
+def _print_ranking(numbers: dict) -> None:
+    print(f"{'model':<22} {'elpd_loo':>10} {'se':>7} {'elpd_diff':>10} {'dse':>7} {'p_loo':>7} {'weight':>7}"
+          f" {'k max':>6} {'k>' + str(numbers['pareto_k_threshold']):>6} {'div.':>5} {'R-hat':>6}")
+    for name, r in numbers["ranking"].items():
+        print(f"{name:<22} {r['elpd_loo']:>10.1f} {r['se']:>7.1f} {r['elpd_diff']:>10.1f} {r['dse']:>7.1f} "
+              f"{r['p_loo']:>7.1f} {r['weight']:>7.2f} {r['pareto_k_max']:>6.2f} {r['pareto_k_above']:>6} "
+              f"{r['divergences']:>5} {r['r_hat_max']:>6.3f}")
 
 
 def _print_comparison(numbers: dict) -> None:
     print(f"Laws ranked by PSIS-LOO on {numbers['n_points']} runs (higher elpd predicts left-out runs better)\n")
-    print(f"{'law':<22} {'elpd_loo':>10} {'se':>7} {'elpd_diff':>10} {'dse':>7} {'p_loo':>7} {'weight':>7}"
-          f" {'k>' + str(numbers['pareto_k_threshold']):>6} {'div.':>5}")
-    for name, r in numbers["ranking"].items():
-        print(f"{name:<22} {r['elpd_loo']:>10.1f} {r['se']:>7.1f} {r['elpd_diff']:>10.1f} {r['dse']:>7.1f} "
-              f"{r['p_loo']:>7.1f} {r['weight']:>7.2f} {r['pareto_k_above']:>6} {r['divergences']:>5}")
-    for f in numbers.get("files", []):
-        print(f"wrote {f}")
-    print(f"\ntotal {numbers['seconds']:.1f} s")
+    _print_ranking(numbers)
+    _print_files_and_total(numbers)
 
 
 def _write_outputs(fit, reconciled, out: Path) -> list[str]:
@@ -185,14 +278,18 @@ def _fmt(x) -> str:
     return "—" if x is None else f"{x:.4g}"
 
 
+def _print_posterior(posterior: dict, width: int) -> None:
+    print(f"{'':{width}} {'mean':>10} {'sd':>10} {'95% HDI':>23} {'R-hat':>7} {'ESS bulk':>9}")
+    for name, s in posterior.items():
+        hdi = f"[{_fmt(s['hdi95'][0])}, {_fmt(s['hdi95'][1])}]"
+        print(f"{name:{width}} {_fmt(s['mean']):>10} {_fmt(s['sd']):>10} {hdi:>23} "
+              f"{_fmt(s['r_hat']):>7} {_fmt(s['ess_bulk']):>9}")
+
+
 def _print(numbers: dict) -> None:
     print(f"Bayesian refit ({numbers['method']}) of the {numbers['law']} law on "
           f"{numbers['n_points']} runs (dropped the {numbers['drop_highest']} highest-loss)\n")
-    print(f"{'':8} {'mean':>10} {'sd':>10} {'95% HDI':>23} {'R-hat':>7} {'ESS bulk':>9}")
-    for name, s in numbers["posterior"].items():
-        hdi = f"[{_fmt(s['hdi95'][0])}, {_fmt(s['hdi95'][1])}]"
-        print(f"{name:8} {_fmt(s['mean']):>10} {_fmt(s['sd']):>10} {hdi:>23} "
-              f"{_fmt(s['r_hat']):>7} {_fmt(s['ess_bulk']):>9}")
+    _print_posterior(numbers["posterior"], 8)
     if "reconciled_exponent" in numbers:
         for key, label in (("reconciled_exponent", "Kaplan-basis exponent N*_\\E ∝ C_\\E^g"),
                            ("total_exponent", "total-basis exponent N*_T ∝ C_T^a")):

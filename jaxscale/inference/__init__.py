@@ -7,5 +7,8 @@
   netCDF output;
 - :mod:`~jaxscale.inference.derived`: a, b, G, N*(C), D*(C), planned-run loss and Pearce &
   Song's reconciled exponent for every posterior draw (jit + vmap);
-- :mod:`~jaxscale.inference.refit`: the pipeline behind ``jaxscale bayes``.
+- :mod:`~jaxscale.inference.refit`: the pipeline behind ``jaxscale bayes``;
+- :mod:`~jaxscale.inference.compare`: laws ranked by PSIS-LOO (``jaxscale bayes --compare``);
+- :mod:`~jaxscale.inference.grouped`: one law on several datasets, some coordinates shared, the
+  posterior of the differences and PSIS-LOO of sharing (``jaxscale bayes --group-by``).
 """

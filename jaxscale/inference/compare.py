@@ -15,13 +15,13 @@ so the elpd of different laws are comparable: same data, same transformation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import arviz as az
 import numpy as np
 import pandas as pd
 
-from jaxscale.inference.refit import BayesFit, sample_posterior
+from jaxscale.inference.refit import sample_posterior
 from jaxscale.inference.sample import NutsConfig
 from jaxscale.laws.law import Law
 from jaxscale.laws.registry import law_by_name
@@ -35,7 +35,7 @@ PARETO_K_MAX = 0.7
 class Comparison:
     """The posterior of every law, ArviZ's comparison table and each law's Pareto shapes."""
 
-    fits: dict[str, BayesFit]
+    fits: dict[str, Any]  # BayesFit, or GroupedFit (jaxscale.inference.grouped)
     table: pd.DataFrame
     pareto_k: dict[str, np.ndarray]
 
@@ -45,15 +45,22 @@ def compare_laws(runs: RunsTable, laws: Sequence[str | Law], config: NutsConfig 
     chosen = [law_by_name(law) for law in laws]
     if len({law.name for law in chosen}) < 2:
         raise ValueError(f"--compare needs at least two different laws; got {[law.name for law in chosen]}")
-    fits = {law.name: sample_posterior(runs, law, config) for law in chosen}
+    return rank_by_loo({law.name: sample_posterior(runs, law, config) for law in chosen})
+
+
+def rank_by_loo(fits: Mapping[str, Any]) -> Comparison:
+    """PSIS-LOO of every sampled model (``fits``: name -> a fit with ``idata`` holding the
+    pointwise log likelihood of the same runs) and ArviZ's ranking."""
     loo = {name: az.loo(fit.idata, pointwise=True) for name, fit in fits.items()}
     table = az.compare({name: fit.idata for name, fit in fits.items()}, ic="loo")
-    return Comparison(fits=fits, table=table, pareto_k={name: np.asarray(v.pareto_k) for name, v in loo.items()})
+    return Comparison(fits=dict(fits), table=table,
+                      pareto_k={name: np.asarray(v.pareto_k) for name, v in loo.items()})
 
 
 def report(comparison: Comparison) -> dict[str, Any]:
     """The ranking as a JSON-ready dict: per law, elpd_loo and its SE, p_loo, the difference to
-    the best and its SE, the stacking weight and the Pareto-k diagnostics."""
+    the best and its SE, the stacking weight, the Pareto-k diagnostics, the divergences and the
+    largest R-hat."""
     rows = {}
     for name, row in comparison.table.iterrows():
         k = comparison.pareto_k[name]
@@ -63,5 +70,6 @@ def report(comparison: Comparison) -> dict[str, Any]:
             "weight": float(row["weight"]), "pareto_k_max": float(np.max(k)),
             "pareto_k_above": int(np.sum(k > PARETO_K_MAX)),
             "divergences": comparison.fits[name].diagnostics.divergences,
+            "r_hat_max": max(comparison.fits[name].diagnostics.r_hat.values()),
         }
     return {"ranking": rows, "best": comparison.table.index[0], "pareto_k_threshold": PARETO_K_MAX}

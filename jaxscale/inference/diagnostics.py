@@ -60,7 +60,16 @@ class Diagnostics:
 
 
 def _per_variable(dataset, var_names: Sequence[str]) -> dict[str, float]:
-    return {name: float(dataset[name].values) for name in var_names}
+    """One number per scalar variable; ``name[label]`` for each entry of a variable per group."""
+    out = {}
+    for name in var_names:
+        values = dataset[name]
+        if values.ndim == 0:
+            out[name] = float(values.values)
+            continue
+        labels = values.coords[values.dims[0]].values
+        out.update({f"{name}[{label}]": float(value) for label, value in zip(labels, values.values)})
+    return out
 
 
 def diagnose(idata: az.InferenceData, var_names: Sequence[str] | None = None) -> Diagnostics:
@@ -122,10 +131,11 @@ def log_residuals(law: Law, params, x1: ArrayLike, x2: ArrayLike, loss: ArrayLik
 def posterior_predictive(law: Law, params, sigma: ArrayLike, df: float, x1: ArrayLike, x2: ArrayLike,
                          seed: int = 0) -> np.ndarray:
     """[S, R] replicated log losses: log L ~ StudentT(df, log Lhat(x1, x2), sigma), one replicate
-    per draw (params: pytree of [S] arrays) at every run."""
+    per draw (params: pytree of [S] arrays, or [S, R] for parameters that differ between runs;
+    sigma [S] or [S, R]) at every run."""
     mu = _log_loss_draws(law, params, x1, x2)
     noise = jax.random.t(jax.random.PRNGKey(seed), df, mu.shape, dtype=mu.dtype)
-    return np.asarray(mu + jnp.asarray(sigma)[:, None] * noise)
+    return np.asarray(mu + jnp.reshape(jnp.asarray(sigma), (mu.shape[0], -1)) * noise)
 
 
 @float64

@@ -28,10 +28,25 @@ law names in :attr:`~jaxscale.laws.law.Law.centred`, the sampler therefore draws
 intercept ``log_A_c = log A - alpha * m_N`` (m_N the mean log N of the data; likewise for B with
 D) and records ``log_A`` as a deterministic site. Given alpha this is a shift with unit
 Jacobian, so the prior on (log A, alpha) is exactly the documented one.
+
+**Several datasets** (``groups``, :class:`Groups`). Rows fall into groups (e.g. the ``source``
+column of a table that pools several studies); the coordinates named in ``Groups.shared`` are
+drawn once and hold for every group, every other coordinate is drawn once per group. The prior
+of a per-group coordinate is the law's own prior, drawn *independently* for each group (no
+pooling): with two or three datasets there is nothing to learn a population spread from, and a
+learned spread would shrink the group differences towards zero by an amount its hyperprior
+decides, which is the very question asked ("do these datasets share their exponents?"). With
+no pooling the differences are those the data make, under the weakly informative law priors,
+and the shared and per-group models differ only in the sharing constraint. The noise scale
+``sigma`` is always per group: values read off a figure and measured losses are not equally
+noisy, and a shared sigma would let the noisiest dataset set the weight of the others. A
+per-group intercept is centred on its group's mean log input; an intercept shared by groups
+whose slopes differ has no common centre and is drawn as it is.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from typing import Any, Mapping, NamedTuple
 
@@ -60,6 +75,41 @@ def coordinate_priors(law: Law, priors: NoisePriors | None = None) -> dict[str, 
     return dict(zip(law.vector_names, values))
 
 
+class Groups(NamedTuple):
+    """Rows split into datasets: ``index[i]`` is the group (0 .. ``count`` - 1) of row i, and
+    ``shared`` the vector coordinates common to every group (the rest vary per group)."""
+
+    index: np.ndarray
+    count: int
+    shared: tuple[str, ...]
+
+
+def varying(law: Law, groups: Groups | None) -> frozenset[str]:
+    """The vector coordinates drawn once per group (none without groups)."""
+    if groups is None:
+        return frozenset()
+    unknown = [name for name in groups.shared if name not in law.vector_names]
+    if unknown:
+        raise ValueError(f"the {law.name} law has no coordinate {unknown[0]!r}; its coordinates are "
+                         f"{', '.join(law.vector_names)}")
+    return frozenset(law.vector_names) - frozenset(groups.shared)
+
+
+def centring(law: Law, per_group: frozenset[str]) -> dict[str, tuple[str, int]]:
+    """Intercept -> (slope, input index) of the intercepts sampled centred: all of the law's
+    centred intercepts but a shared one whose slope varies per group."""
+    return {intercept: (slope, k) for intercept, slope, k in law.centred
+            if intercept in per_group or slope not in per_group}
+
+
+def _centre(log_x: jnp.ndarray, groups: Groups | None) -> jnp.ndarray:
+    """Mean log input: over all rows (``groups`` None), else per group ([count])."""
+    if groups is None:
+        return jnp.mean(log_x)
+    total = jax.ops.segment_sum(log_x, groups.index, groups.count)
+    return total / jax.ops.segment_sum(jnp.ones_like(log_x), groups.index, groups.count)
+
+
 def _positive(name: str, prior: Normal) -> jnp.ndarray:
     return numpyro.sample(name, dist.TruncatedNormal(prior[0], prior[1], low=0.0))
 
@@ -71,56 +121,75 @@ def _centred_intercept(name: str, prior: Normal, slope: jnp.ndarray, centre: jnp
     return numpyro.deterministic(name, centred + slope * centre)
 
 
-def _observe(mu: jnp.ndarray, log_loss: jnp.ndarray | None, sigma_scale: float, df: float) -> None:
-    sigma = numpyro.sample("sigma", dist.HalfNormal(sigma_scale))
-    with numpyro.plate("runs", mu.shape[0]):
-        numpyro.sample("log_loss", dist.StudentT(df, mu, sigma), obs=log_loss)
-
-
 def _sampling_order(law: Law) -> list[str]:
     """Slopes that centre an intercept first (the intercept needs them), then the rest."""
     slopes = {slope for _, slope, _ in law.centred}
     return [c for c in law.vector_names if c in slopes] + [c for c in law.vector_names if c not in slopes]
 
 
+def _per_group(plate: Any, on: bool) -> Any:
+    return plate if on else contextlib.nullcontext()
+
+
 def law_model(law: Law, x1: ArrayLike, x2: ArrayLike, loss: ArrayLike | None = None,
-              priors: NoisePriors | None = None) -> None:
+              priors: NoisePriors | None = None, groups: Groups | None = None) -> None:
     """The law in log space with a Student-t likelihood:
-    log L_i ~ StudentT(df, log_loss(params, log x1_i, log x2_i), sigma).
+    log L_i ~ StudentT(df, log_loss(params_g(i), log x1_i, log x2_i), sigma_g(i)),
+    g(i) the group of run i (one group without ``groups``).
 
     Sample sites: the law's vector coordinates (``<name>_c`` for centred intercepts, with
-    ``<name>`` deterministic) and ``sigma``. Without ``loss`` it draws from the prior predictive."""
+    ``<name>`` deterministic) and ``sigma``, of shape [count] where they vary per group.
+    Without ``loss`` it draws from the prior predictive."""
     log_x = (jnp.log(x1), jnp.log(x2))
     prior = coordinate_priors(law, priors)
-    centres = {intercept: (slope, k) for intercept, slope, k in law.centred}
+    per_group = varying(law, groups)
+    centred = centring(law, per_group)
     scales = {name for name, log in zip(law.vector_names, law.log_scale) if log}
+    plate = None if groups is None else numpyro.plate("groups", groups.count)
     value: dict[str, jnp.ndarray] = {}
     for name in _sampling_order(law):
-        if name in centres:
-            slope, k = centres[name]
-            value[name] = _centred_intercept(name, prior[name], value[slope], jnp.mean(log_x[k]))
-        elif name in scales:
-            value[name] = numpyro.sample(name, dist.Normal(*prior[name]))
-        else:
-            value[name] = _positive(name, prior[name])
-    params = law.from_vector(jnp.stack([value[name] for name in law.vector_names]))
+        with _per_group(plate, name in per_group):
+            if name in centred:
+                slope, k = centred[name]
+                centre = _centre(log_x[k], groups if name in per_group else None)
+                value[name] = _centred_intercept(name, prior[name], value[slope], centre)
+            elif name in scales:
+                value[name] = numpyro.sample(name, dist.Normal(*prior[name]))
+            else:
+                value[name] = _positive(name, prior[name])
+    rows = [value[name][groups.index] if name in per_group else value[name] for name in law.vector_names]
+    params = law.from_vector(jnp.stack([jnp.broadcast_to(row, log_x[0].shape) for row in rows], -1))
     noise = law.priors if priors is None else priors
-    _observe(law.log_loss(params, *log_x), None if loss is None else jnp.log(loss), noise.sigma, noise.df)
+    with _per_group(plate, groups is not None):
+        sigma = numpyro.sample("sigma", dist.HalfNormal(noise.sigma))
+    with numpyro.plate("runs", log_x[0].shape[0]):
+        numpyro.sample("log_loss", dist.StudentT(noise.df, law.log_loss(params, *log_x),
+                                                 sigma if groups is None else sigma[groups.index]),
+                       obs=None if loss is None else jnp.log(loss))
 
 
-def sites(law: Law, params: NamedTuple, x1: ArrayLike, x2: ArrayLike, sigma: float) -> dict[str, float]:
+def sites(law: Law, params: NamedTuple, x1: ArrayLike, x2: ArrayLike, sigma: ArrayLike,
+          groups: Groups | None = None) -> dict[str, Any]:
     """Values of :func:`law_model`'s sample sites at law parameters ``params`` (e.g. the
-    Approach-3 optimum) for the data ``x1``, ``x2`` (which fix the centring)."""
-    vector = dict(zip(law.vector_names, np.asarray(law.to_vector(params), np.float64)))
-    means = (float(np.mean(np.log(x1))), float(np.mean(np.log(x2))))
-    out = {name: float(v) for name, v in vector.items()}
-    for intercept, slope, k in law.centred:
-        out[f"{intercept}_c"] = out.pop(intercept) - out[slope] * means[k]
-    return {**out, "sigma": float(sigma)}
+    Approach-3 optimum) for the data ``x1``, ``x2`` (which fix the centring). With ``groups``,
+    ``params`` and ``sigma`` hold one value per group; a shared coordinate starts at their mean."""
+    per_group = varying(law, groups)
+    vector = np.asarray(law.to_vector(params), np.float64)
+    out = {name: vector[..., j] if name in per_group else float(np.mean(vector[..., j]))
+           for j, name in enumerate(law.vector_names)}
+    log_x = (np.log(x1), np.log(x2))
+    for intercept, (slope, k) in centring(law, per_group).items():
+        centre = np.asarray(_centre(jnp.asarray(log_x[k]), groups if intercept in per_group else None))
+        out[f"{intercept}_c"] = out.pop(intercept) - out[slope] * centre
+    return {**out, "sigma": np.asarray(sigma, np.float64) if groups is not None else float(sigma)}
 
 
 @float64
-def params_of(law: Law, samples: Mapping[str, Any]) -> NamedTuple:
-    """The law parameters of every draw (NumPy float64 arrays of the draws' shape)."""
-    vector = np.stack([np.asarray(samples[name], np.float64) for name in law.vector_names], axis=-1)
-    return jax.tree.map(np.asarray, law.from_vector(vector))
+def params_of(law: Law, samples: Mapping[str, Any], groups: Groups | None = None) -> NamedTuple:
+    """The law parameters of every draw (NumPy float64 arrays of the draws' shape; with
+    ``groups``, of shape [..., count]: a shared coordinate repeated for every group)."""
+    per_group = varying(law, groups)
+    values = [np.asarray(samples[name], np.float64) for name in law.vector_names]
+    values = [v if name in per_group or groups is None else v[..., None]
+              for name, v in zip(law.vector_names, values)]
+    return jax.tree.map(np.asarray, law.from_vector(np.stack(np.broadcast_arrays(*values), axis=-1)))

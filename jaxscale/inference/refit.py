@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import arviz as az
 import numpy as np
@@ -55,6 +55,10 @@ class BayesFit:
     def df(self) -> float:
         return self.priors.df
 
+    def row_params(self) -> tuple[NamedTuple, np.ndarray]:
+        """Law parameters and sigma of every draw ([S]: the same at every run)."""
+        return self.params, self.draws["sigma"]
+
 
 def approach3_start(law: Law, runs: RunsTable) -> tuple[NamedTuple, float]:
     """The Approach-3 optimum as law parameters, and a robust scale of its log residuals
@@ -64,9 +68,11 @@ def approach3_start(law: Law, runs: RunsTable) -> tuple[NamedTuple, float]:
     return fit.params, float(max(1.4826 * np.median(np.abs(r - np.median(r))), 1e-4))
 
 
-def _quantities(law: Law, draws: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Law parameters and closed-form derived quantities of every draw, in the draws' shape."""
-    params = models.params_of(law, draws)
+def parameter_draws(law: Law, draws: Mapping[str, np.ndarray],
+                    groups: models.Groups | None = None) -> dict[str, np.ndarray]:
+    """Law parameters and closed-form derived quantities of every draw, in the draws' shape
+    (with ``groups``, [..., count] per group: see :func:`~jaxscale.inference.models.params_of`)."""
+    params = models.params_of(law, draws, groups)
     shape = np.shape(params[0])
     flat = type(params)(*(np.reshape(v, -1) for v in params))
     return {**params._asdict(), **{k: np.reshape(v, shape) for k, v in derived_draws(law, flat).items()}}
@@ -95,6 +101,27 @@ def _problem(runs: RunsTable, law: str | Law, priors: NoisePriors | None, start:
                     models.sites(law, params, x1, x2, sigma))
 
 
+def nuts_idata(model: Any, data: tuple, init: Mapping[str, Any], config: NutsConfig,
+               quantities: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]], warn: bool = True,
+               groups: Sequence[str] | None = None,
+               ) -> tuple[dict[str, np.ndarray], az.InferenceData, diagnostics.Diagnostics, float]:
+    """NUTS on ``model(*data)`` from ``init``: the draws by chain ([chains, samples, ...]), their
+    InferenceData with ``quantities(draws)`` added, its diagnostics (warned about with ``warn``)
+    and the sampler's wall time. Draws with a trailing axis are per group, named ``groups``."""
+    t0 = time.perf_counter()
+    mcmc = run_nuts(model, *data, init=init, config=config)
+    by_chain = {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
+    seconds = time.perf_counter() - t0
+    coords = None if groups is None else {"group": list(groups)}
+    idata = az.from_numpyro(mcmc, coords=coords, dims={k: ["group"] for k, v in by_chain.items() if v.ndim == 3})
+    for name, values in quantities(by_chain).items():
+        idata.posterior[name] = (("chain", "draw", "group")[:values.ndim], values)
+    diag = diagnostics.diagnose(idata)
+    if warn:
+        diagnostics.warn_problems(diag)
+    return by_chain, idata, diag, seconds
+
+
 @float64
 def sample_posterior(runs: RunsTable, law: str | Law = "chinchilla", config: NutsConfig = NutsConfig(),
                      priors: NoisePriors | None = None, warn: bool = True, start: Start | None = None) -> BayesFit:
@@ -103,18 +130,10 @@ def sample_posterior(runs: RunsTable, law: str | Law = "chinchilla", config: Nut
     :class:`~jaxscale.inference.diagnostics.SamplingWarning` for failed checks."""
     problem = _problem(runs, law, priors, start)
     law = problem.law
-    t0 = time.perf_counter()
-    mcmc = run_nuts(problem.model, *problem.data, init=problem.init, config=config)
-    grouped = {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
-    seconds = time.perf_counter() - t0
-    idata = az.from_numpyro(mcmc)
-    for name, values in _quantities(law, grouped).items():
-        idata.posterior[name] = (("chain", "draw"), values)
-    diag = diagnostics.diagnose(idata)
-    if warn:
-        diagnostics.warn_problems(diag)
+    grouped, idata, diag, seconds = nuts_idata(problem.model, problem.data, problem.init, config,
+                                               partial(parameter_draws, law), warn)
     flat = {k: v.reshape(-1) for k, v in grouped.items()}
-    flat |= _quantities(law, flat)
+    flat |= parameter_draws(law, flat)
     return BayesFit(law=law, priors=problem.priors, method="nuts", draws=flat, params=models.params_of(law, flat),
                     init=problem.start, seconds=seconds, idata=idata, diagnostics=diag)
 
@@ -128,7 +147,7 @@ def approximate_posterior(runs: RunsTable, law: str | Law = "chinchilla", draws:
     t0 = time.perf_counter()
     sites = laplace_draws(problem.model, *problem.data, init=problem.init, draws=draws, seed=seed)
     seconds = time.perf_counter() - t0
-    flat = sites | _quantities(problem.law, sites)
+    flat = sites | parameter_draws(problem.law, sites)
     return BayesFit(law=problem.law, priors=problem.priors, method="laplace", draws=flat,
                     params=models.params_of(problem.law, flat), init=problem.start, seconds=seconds)
 

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 from numpyro.infer import MCMC, NUTS, init_to_value
-from numpyro.infer.util import initialize_model, unconstrain_fn
+from numpyro.infer.util import constrain_fn, initialize_model, unconstrain_fn
 
 from jaxscale.fit.lbfgs import Options, minimize
 from jaxscale.numerics import float64
@@ -108,6 +108,32 @@ def run_nuts(model: Model, *args: Any, init: Mapping[str, Any], config: NutsConf
     return mcmc
 
 
+def _potential(model: Model, args: tuple, kwargs: dict, init: Mapping[str, Any], seed: int):
+    """The model's potential (negative log density, Jacobians included) as a function of one
+    flat unconstrained vector, that vector at ``init``, and the model's initialisation info."""
+    info = initialize_model(jax.random.PRNGKey(seed), model, model_args=args, model_kwargs=kwargs,
+                            init_strategy=init_to_value(values=dict(init)))
+    z0, unravel = ravel_pytree(info.param_info.z)
+
+    def potential(z: jnp.ndarray, data: None = None) -> jnp.ndarray:
+        return info.potential_fn(unravel(z))
+
+    return potential, z0, unravel, info
+
+
+@float64
+def posterior_mode(model: Model, *args: Any, init: Mapping[str, Any], **kwargs: Any) -> dict[str, np.ndarray]:
+    """Values of the model's sample sites at the mode of its density in the unconstrained
+    space, found by L-BFGS from ``init``: a start for NUTS when ``init`` is only roughly right
+    (e.g. pieced together from separate fits)."""
+    potential, z0, unravel, _ = _potential(model, args, kwargs, init, 0)
+    mode = jax.jit(lambda z: minimize(potential, z, None, LAPLACE_OPTIONS).theta)(z0)
+    values = constrain_fn(model, args, kwargs, unravel(mode))
+    if not all(bool(jnp.all(jnp.isfinite(v))) for v in values.values()):
+        raise ValueError("the posterior mode search diverged from its start")
+    return {k: np.asarray(v) for k, v in values.items()}
+
+
 @float64
 def laplace_draws(model: Model, *args: Any, init: Mapping[str, Any], draws: int = 4000,
                   seed: int = 0, **kwargs: Any) -> dict[str, np.ndarray]:
@@ -118,12 +144,7 @@ def laplace_draws(model: Model, *args: Any, init: Mapping[str, Any], draws: int 
     N(z*, H^-1), H the Hessian of the potential (negative log density, Jacobians included) at
     z*, pushed through the constraining transforms. Returns every latent and deterministic site,
     ``draws`` values each."""
-    info = initialize_model(jax.random.PRNGKey(seed), model, model_args=args, model_kwargs=kwargs,
-                            init_strategy=init_to_value(values=dict(init)))
-    z0, unravel = ravel_pytree(info.param_info.z)
-
-    def potential(z: jnp.ndarray, data: None = None) -> jnp.ndarray:
-        return info.potential_fn(unravel(z))
+    potential, z0, unravel, info = _potential(model, args, kwargs, init, seed)
 
     @jax.jit
     def approximate(z0: jnp.ndarray, key: jax.Array) -> dict[str, jnp.ndarray]:
