@@ -43,11 +43,15 @@ class LRAnnealingParams(NamedTuple):
     alpha: ArrayLike
 
 
+def log_difference(log_a: ArrayLike, log_b: ArrayLike) -> jnp.ndarray:
+    """log(a - b) from log a and log b: NaN where b > a, -inf where b = a, exact as b -> 0."""
+    return log_a + jnp.log(-jnp.expm1(log_b - log_a))
+
+
 def log_loss(p: LRAnnealingParams, log_s1: ArrayLike, log_s2: ArrayLike) -> jnp.ndarray:
     """log L(s) of Eq. 1 from log S1 and log S2 (log S2 = -inf for a schedule not yet annealed)."""
     L0, A, C, alpha = p
-    forward = lse(jnp.log(L0), jnp.log(A) - alpha * log_s1)
-    return forward + jnp.log(-jnp.expm1(jnp.log(C) + log_s2 - forward))
+    return log_difference(lse(jnp.log(L0), jnp.log(A) - alpha * log_s1), jnp.log(C) + log_s2)
 
 
 @dataclass(frozen=True)
