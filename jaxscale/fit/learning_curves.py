@@ -103,15 +103,20 @@ class CurveFit:
         }
 
 
+def check_named(table: RunsTable, names: Sequence[str]) -> None:
+    """Every run of ``names`` is in the table (else ValueError naming the first missing)."""
+    missing = [r for r in names if r not in set(table.run_id.astype(str))]
+    if missing:
+        raise ValueError(f"no run {missing[0]!r} in the table")
+
+
 def fit_group(table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Sequence[str], predicted: Sequence[str],
               *, decay: float | None = PAPER_DECAY, group: Mapping[str, Any] | None = None) -> CurveFit:
     """Fit the annealing law to every checkpoint of the runs ``fitted`` (at ``decay``, or the best of
     :data:`DECAY_GRID` when None) and predict every checkpoint of the runs ``predicted``."""
-    ids = table.run_id.astype(str)
-    for name in [*fitted, *predicted]:
-        if name not in set(ids):
-            raise ValueError(f"no run {name!r} in the table")
     runs = [*fitted, *predicted]
+    check_named(table, runs)
+    ids = table.run_id.astype(str)
     subset = table.select(np.isin(ids, runs))
     fits = []
     for lam in DECAY_GRID if decay is None else (decay,):
