@@ -23,7 +23,7 @@ def curves_figure(fits: Sequence[CurveFit], max_panels: int = 16) -> Figure:
     fig = Figure(figsize=(4 * cols, 3.2 * rows), layout="constrained")
     axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
     for ax, curve in zip(axes, shown):
-        fitted = curve.fit.runs
+        fitted = curve.fit.runs.select(np.argsort(curve.fit.runs.step, kind="stable"))
         ids = fitted.run_id.astype(str)
         for run in curve.fitted:
             mine = ids == run
@@ -32,7 +32,7 @@ def curves_figure(fits: Sequence[CurveFit], max_panels: int = 16) -> Figure:
                     "k-", linewidth=0.8)
         colours = colormaps["viridis"](np.linspace(0.0, 0.9, max(len(curve.predicted), 1)))
         for run, colour in zip(curve.predicted, colours):
-            points = curve.predictions[curve.predictions[rs.RUN_ID] == run]
+            points = curve.predictions[curve.predictions[rs.RUN_ID] == run].sort_values(rs.STEP, kind="stable")
             ax.plot(points[rs.STEP], points[rs.LOSS], ".", color=colour, markersize=3)
             ax.plot(points[rs.STEP], points["predicted"], "-", color=colour, linewidth=0.8)
         ax.set_xscale("log")
