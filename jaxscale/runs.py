@@ -86,10 +86,17 @@ class RunsTable:
     def law_inputs(self, inputs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
         """The two columns a law of ``inputs`` reads: the model size (the non-embedding one
         when the law's first input is ``N_nonembedding``) and the tokens column (which holds the
-        law's second input, e.g. steps or words, for laws of other inputs). A law of further
-        inputs (the unique tokens U_D) is not fitted to a runs table, which does not hold them."""
+        law's second input, e.g. steps or words, for laws of other inputs); for a law of the
+        schedule areas (S1, S2), those columns, which :mod:`jaxscale.fit.learning_curves` adds. A
+        law of further inputs (the unique tokens U_D) is not fitted to a runs table, which does
+        not hold them."""
         if len(inputs) > 2:
             raise ValueError(f"this law also needs {', '.join(inputs[2:])}, which a runs table does not hold")
+        if inputs == (S.FORWARD_AREA, S.ANNEALING_AREA):
+            if not set(inputs) <= set(self.frame.columns):
+                raise ValueError("this law reads the schedule areas S1, S2 of every checkpoint, which the table "
+                                 "lacks: fit it with `jaxscale curve`, which computes them from the runs' schedules")
+            return tuple(self.frame[c].to_numpy(dtype=np.float64) for c in inputs)  # type: ignore[return-value]
         if inputs[0] != "N_nonembedding":
             return self.n, self.d
         if self.n_nonembedding is None:

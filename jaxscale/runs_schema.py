@@ -21,7 +21,12 @@ VAL_LOSS = "val_loss"
 LEARNING_RATE = "learning_rate"
 PEAK_LR = "peak_lr"  # the schedule's peak learning rate
 TOTAL_STEPS = "total_steps"  # the schedule's length in optimiser steps
-SCHEDULE = "schedule"
+SCHEDULE = "schedule"  # the schedule's kind: "constant" or "cosine" (after warmup)
+WARMUP_STEPS = "warmup_steps"  # linear warmup from 0 to the peak over this many steps
+FINAL_FRACTION = "final_fraction"  # a cosine schedule ends at this fraction of the peak
+# Computed from a run's schedule (jaxscale.laws.schedule_areas), not written by training:
+FORWARD_AREA = "S1"  # sum of the learning rates so far (Tissue et al. 2024)
+ANNEALING_AREA = "S2"  # the annealing area of the rates so far (Tissue et al. 2024)
 
 #: The two parameter bases of Pearce & Song (2024): basis -> (model size, compute) columns.
 BASES = {

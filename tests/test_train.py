@@ -105,6 +105,9 @@ def test_curve_rows_carry_both_parameter_counts_and_compute_bases(tmp_path):
     assert float(last["compute_total"]) == 6 * counts.total * tokens
     assert float(last["compute_nonembedding"]) == 6 * counts.nonembedding * tokens
     assert last["loss"] == last["val_loss"] and last["schedule"] == "cosine"
+    # the whole schedule, so learning-curve laws can rebuild every step's rate (jaxscale curve)
+    assert int(last["warmup_steps"]) == spec.schedule.warmup_steps
+    assert float(last["final_fraction"]) == spec.schedule.final_fraction
     assert (tmp_path / lm.DONE_FILE).is_file()
 
 

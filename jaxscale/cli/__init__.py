@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 #: Command modules, in the order ``jaxscale --help`` lists them.
-COMMANDS: tuple[str, ...] = ("reconcile", "sweep", "fit", "word2vec", "bayes", "sensitivity", "allocate")
+COMMANDS: tuple[str, ...] = ("reconcile", "sweep", "fit", "curve", "word2vec", "bayes", "sensitivity", "allocate")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -43,22 +43,13 @@ def add_table_arguments(p: argparse.ArgumentParser, required: bool = True) -> No
     """The arguments of every command that fits a runs table: the CSV (optional positional
     unless ``required``), --law, --drop-highest and the column names (read them with
     :func:`load_table`)."""
-    p.add_argument("runs", type=Path, nargs=None if required else "?", default=None,
-                   help="CSV of runs (e.g. Epoch's chinchilla_svg_extracted_data.csv)")
+    add_column_arguments(p, required)
     p.add_argument("--law", default="chinchilla", metavar="NAME",
                    help="the law to fit, any of jaxscale.laws (chinchilla: E + A/N^alpha + B/D^beta; "
                    "kaplan: Kaplan et al. Eq. 1.5; chinchilla-tied, kaplan-irreducible, pearce-song, ...; "
                    "an unknown name lists them) (default: %(default)s)")
     p.add_argument("--drop-highest", type=int, default=0, metavar="K",
                    help="drop the K highest-loss runs first (Epoch drops 5; default: %(default)s)")
-    for role, flag in (("model size N", "--n-col"), ("training tokens D", "--d-col"),
-                       ("training compute C", "--c-col"), ("loss", "--loss-col")):
-        p.add_argument(flag, default=None, metavar="NAME", help=f"column of {role} (default: recognised by name)")
-    p.add_argument("--where", action="append", default=[], metavar="COL=VALUE",
-                   help="keep only rows whose COL equals VALUE (repeatable), e.g. source=ml_scalefit")
-    p.add_argument("--run-by", default=None, metavar="COLS",
-                   help="comma-separated columns that together name a run, e.g. model,peak_lr,total_steps,sweep "
-                   "(default: a run_id column if there is one)")
     p.add_argument("--final-only", action="store_true",
                    help="keep only the last checkpoint of each run (finished, annealed runs, as Approach 3 wants)")
     p.add_argument("--tuned-only", action="store_true",
@@ -67,6 +58,20 @@ def add_table_arguments(p: argparse.ArgumentParser, required: bool = True) -> No
     p.add_argument("--basis", choices=("total", "nonembedding"), default="total",
                    help="parameter basis of N and C: total (Chinchilla's N_T, C_T) or nonembedding (Kaplan's "
                    "N_\\E, C_\\E = 6 N_\\E D; needs a non-embedding size column) (default: %(default)s)")
+
+
+def add_column_arguments(p: argparse.ArgumentParser, required: bool = True) -> None:
+    """The CSV and how to read it: column names, --where, --run-by (read with :func:`load_columns`)."""
+    p.add_argument("runs", type=Path, nargs=None if required else "?", default=None,
+                   help="CSV of runs (e.g. Epoch's chinchilla_svg_extracted_data.csv)")
+    for role, flag in (("model size N", "--n-col"), ("training tokens D", "--d-col"),
+                       ("training compute C", "--c-col"), ("loss", "--loss-col")):
+        p.add_argument(flag, default=None, metavar="NAME", help=f"column of {role} (default: recognised by name)")
+    p.add_argument("--where", action="append", default=[], metavar="COL=VALUE",
+                   help="keep only rows whose COL equals VALUE (repeatable), e.g. source=ml_scalefit")
+    p.add_argument("--run-by", default=None, metavar="COLS",
+                   help="comma-separated columns that together name a run, e.g. model,peak_lr,total_steps,sweep "
+                   "(default: a run_id column if there is one)")
 
 
 def where_conditions(items: list[str]) -> dict[str, str]:
@@ -78,18 +83,25 @@ def where_conditions(items: list[str]) -> dict[str, str]:
     return dict(pairs)
 
 
+def load_columns(args: argparse.Namespace, path: Path | None = None):
+    """The validated runs table of :func:`add_column_arguments`' arguments (from ``path`` if given)."""
+    from jaxscale.runs import load_runs
+
+    run_by = [c.strip() for c in args.run_by.split(",")] if args.run_by else None
+    return load_runs(args.runs if path is None else path, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col,
+                     loss_col=args.loss_col, run_by=run_by, where=where_conditions(args.where))
+
+
 def load_table(args: argparse.Namespace):
     """The validated runs table named by :func:`add_table_arguments`' arguments: rows of
     ``--where``, runs named by ``--run-by``, their last checkpoints with ``--final-only``, the
     tuned run at each (N, D) with ``--tuned-only``, then without the ``--drop-highest``
     highest-loss rows, on the ``--basis``."""
-    from jaxscale.runs import best_per_size_and_tokens, drop_highest_loss, final_checkpoints, load_runs
+    from jaxscale.runs import best_per_size_and_tokens, drop_highest_loss, final_checkpoints
 
     if args.drop_highest < 0:
         raise ValueError(f"--drop-highest must be >= 0, got {args.drop_highest}")
-    run_by = [c.strip() for c in args.run_by.split(",")] if args.run_by else None
-    table = load_runs(args.runs, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col, loss_col=args.loss_col,
-                      run_by=run_by, where=where_conditions(args.where))
+    table = load_columns(args)
     if args.final_only:
         table = final_checkpoints(table)
     if args.tuned_only:

@@ -99,7 +99,9 @@ class Law(Generic[P]):
     (intercept, slope, input index) triples for the Bayesian model (the intercept is sampled
     centred on the mean log input, see :mod:`jaxscale.inference.models`); ``closed_forms``
     maps params to named closed-form derived quantities; ``inputs`` names x1, x2 and any
-    further inputs, which are held fixed (:meth:`given`) rather than read from runs.
+    further inputs, which are held fixed (:meth:`given`) rather than read from runs;
+    ``positive`` says whether the loss is positive at every positive input (False for a law
+    with a subtracted term, whose ``log_loss`` is NaN where its loss would be <= 0).
     """
 
     name: str
@@ -113,6 +115,7 @@ class Law(Generic[P]):
     inputs: tuple[str, ...] = ("N", "D")
     centred: tuple[tuple[str, str, int], ...] = ()
     closed_forms: Callable[[P], Mapping[str, Any]] | None = None
+    positive: bool = True
 
     def __post_init__(self) -> None:
         if len(self.log_scale) != len(self.params_type._fields):

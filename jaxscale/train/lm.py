@@ -54,7 +54,7 @@ SPEC_FILE = "spec.json"
 CURVE_COLUMNS = (
     rs.RUN_ID, rs.STEP, rs.N_TOTAL, rs.N_NONEMBEDDING, rs.N_EMBEDDING, rs.TOKENS,
     rs.COMPUTE_TOTAL, rs.COMPUTE_NONEMBEDDING, rs.LOSS, rs.TRAIN_LOSS, rs.VAL_LOSS,
-    rs.LEARNING_RATE, rs.SCHEDULE, rs.PEAK_LR, rs.TOTAL_STEPS,
+    rs.LEARNING_RATE, rs.SCHEDULE, rs.PEAK_LR, rs.TOTAL_STEPS, rs.WARMUP_STEPS, rs.FINAL_FRACTION,
 )  # fmt: skip
 
 
@@ -278,6 +278,8 @@ def curve_row(spec: RunSpec, step: int, lr: float, train_loss: float, val_loss: 
         rs.SCHEDULE: spec.schedule.kind,
         rs.PEAK_LR: spec.schedule.peak_lr,
         rs.TOTAL_STEPS: spec.schedule.total_steps,
+        rs.WARMUP_STEPS: spec.schedule.warmup_steps,
+        rs.FINAL_FRACTION: spec.schedule.final_fraction,
     }
 
 

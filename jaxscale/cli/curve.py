@@ -1,0 +1,140 @@
+"""``jaxscale curve``: fit the learning-rate annealing law to whole curves, predict other schedules."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from jaxscale.cli.fit import add_column_arguments, load_columns
+
+#: Presets: how runs are grouped and split, and the schedule columns a table lacks.
+PRESETS = {
+    "sweep": {"group_by": "n_total", "split": "sweep", "defaults": {}, "run_by": None},
+    "misfitting": {"group_by": "n_total,peak_lr", "split": "longest", "run_by": "model,peak_lr,total_steps,sweep",
+                   "defaults": {"schedule": "cosine", "warmup_steps": 50, "final_fraction": 0.1}},
+}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "curve",
+        help="fit the learning-rate annealing law to whole curves and predict other schedules",
+        description="Fit L(s) = L0 + A S1^-alpha - C S2 (Tissue et al. 2024) per group of runs (a model size) "
+        "on every checkpoint of the runs fitted, predict the runs of other schedules or lengths, and print "
+        "the relative error of their final losses. RUNS is a CSV or a jaxscale sweep directory (its runs.csv; "
+        "preset sweep). Presets: sweep (fit the constant run and the 1x cosine run of each size, predict "
+        "the other cosine lengths); misfitting (the (Mis)Fitting table: fit the longest run of each size and "
+        "peak rate, predict the shorter ones). Or name the runs: --fit-runs A,B --predict C,D.",
+    )
+    add_column_arguments(p)
+    p.add_argument("--preset", choices=tuple(PRESETS), default=None,
+                   help="how runs are grouped and split (default: sweep for a sweep directory)")
+    p.add_argument("--fit-runs", default=None, metavar="IDS", help="comma-separated run ids to fit")
+    p.add_argument("--predict", default=None, metavar="IDS", help="comma-separated run ids to predict")
+    p.add_argument("--group-by", default=None, metavar="COLS",
+                   help="columns whose values make one group, one law each (default: the preset's, else n_total)")
+    p.add_argument("--decay", type=float, default=0.999, metavar="LAMBDA",
+                   help="decay factor lambda of the annealing momentum (Tissue et al.: 0.999) (default: %(default)s)")
+    p.add_argument("--fit-decay", action="store_true",
+                   help="profile lambda over 0.9 ... 0.9995 and keep the best fit per group")
+    p.add_argument("--lr-source", choices=("named", "recorded"), default="named",
+                   help="per-step rates from the schedule the run's columns name, or interpolated from the "
+                   "learning_rate column (default: %(default)s)")
+    for flag, kind, what in (("--schedule", str, "constant, cosine or wsd"), ("--warmup-steps", int, "warmup steps"),
+                             ("--final-fraction", float, "final rate / peak rate")):
+        p.add_argument(flag, type=kind, default=None, help=f"{what}, for tables without that column")
+    p.add_argument("--every-checkpoint", action="store_true",
+                   help="also fit Chinchilla's law with annealing to every checkpoint of the tuned runs and "
+                   "compare its exponents with Approach 3 on their last checkpoints")
+    p.add_argument("--figure", type=Path, default=None, metavar="PNG", help="draw the fitted and predicted curves")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.set_defaults(run=run)
+
+
+def _ids(text: str | None) -> list[str]:
+    return [r.strip() for r in text.split(",") if r.strip()] if text else []
+
+
+def _plan(args: argparse.Namespace) -> tuple[Path, dict]:
+    """The CSV to read and the settings: the preset's, overridden by explicit options."""
+    path = args.runs / "runs.csv" if args.runs.is_dir() else args.runs
+    name = args.preset or ("sweep" if args.runs.is_dir() else None)
+    explicit = bool(args.fit_runs or args.predict)
+    if explicit and not (args.fit_runs and args.predict):
+        raise ValueError("--fit-runs and --predict go together")
+    if name is None and not explicit:
+        raise ValueError("choose --preset sweep|misfitting, or name the runs with --fit-runs and --predict")
+    if not 0 <= args.decay <= 1:
+        raise ValueError(f"--decay must be in [0, 1], got {args.decay}")
+    preset = dict(PRESETS.get(name, {"group_by": "n_total", "split": None, "defaults": {}, "run_by": None}))
+    defaults = dict(preset["defaults"])
+    for key in ("schedule", "warmup_steps", "final_fraction"):
+        if getattr(args, key) is not None:
+            defaults[key] = getattr(args, key)
+    args.run_by = args.run_by or preset["run_by"]
+    return path, {"group_by": _ids(args.group_by or preset["group_by"]), "defaults": defaults,
+                  "split": "explicit" if explicit else preset["split"], "preset": name}
+
+
+def run(args: argparse.Namespace) -> int:
+    from jaxscale.fit import learning_curves as lc
+    from jaxscale.train.learning_rates import run_learning_rates
+
+    start = time.perf_counter()
+    path, plan = _plan(args)
+    table = load_columns(args, path)
+    if plan["split"] == "explicit":
+        lc.check_named(table, _ids(args.fit_runs) + _ids(args.predict))
+    split = {"sweep": lc.sweep_split, "longest": lc.longest_split}.get(plan["split"]) or lc.explicit_split(
+        _ids(args.fit_runs), _ids(args.predict))
+    lrs = run_learning_rates(table, source=args.lr_source, defaults=plan["defaults"])
+    fits = lc.fit_groups(table, lrs, split, plan["group_by"], decay=None if args.fit_decay else args.decay)
+    groups = [f.summary() for f in fits]
+    numbers = {"runs_table": str(path), "preset": plan["preset"], "lr_source": args.lr_source, "groups": groups,
+               "final_errors": [dict(e, **f.group) for f in fits for e in f.final_errors().to_dict("records")]}
+    if args.every_checkpoint:
+        from jaxscale.fit.every_checkpoint import compare_with_final
+
+        numbers["every_checkpoint"] = compare_with_final(lc.with_areas(table, lrs, args.decay))
+    if args.figure is not None:
+        from jaxscale.plots.curves import curves_figure
+
+        args.figure.parent.mkdir(parents=True, exist_ok=True)
+        curves_figure(fits).savefig(args.figure, dpi=110)
+        numbers["files"] = [str(args.figure)]
+    numbers["seconds"] = time.perf_counter() - start
+    from jaxscale.cli._output import emit
+
+    emit(numbers, args.json, _print)
+    return 0
+
+
+def _cell(value) -> str:
+    return "undefined" if value is None else f"{value:.3%}" if isinstance(value, float) else str(value)
+
+
+def _print(numbers: dict) -> None:
+    groups = numbers["groups"]
+    keys = [k for k in groups[0] if k not in ("decay", "L0", "A", "C", "alpha", "fitted_runs", "fitted_points",
+                                                 "predicted_runs", "final_mare", "final_max_are", "curve_mare")]
+    print(f"jaxscale curve: {numbers['runs_table']} (preset {numbers['preset']}, rates {numbers['lr_source']})")
+    header = [*keys, "lambda", "fitted runs", "points", "predicted", "final MARE", "final max", "curve MARE", "alpha"]
+    print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
+    for g in groups:
+        cells = [*(f"{g[k]:g}" if isinstance(g[k], float) else str(g[k]) for k in keys), f"{g['decay']:g}",
+                 str(len(g["fitted_runs"])), str(g["fitted_points"]), str(g["predicted_runs"]),
+                 _cell(g["final_mare"]), _cell(g["final_max_are"]), _cell(g["curve_mare"]), f"{g['alpha']:.3f}"]
+        print("| " + " | ".join(cells) + " |")
+    defined = [g["final_mare"] for g in groups if g["final_mare"] is not None]
+    runs = sum(g["predicted_runs"] for g in groups)
+    errors = [abs(e["relative_error"]) for e in numbers["final_errors"]]
+    print(f"{len(groups)} groups, {runs} runs predicted; mean absolute relative error of the final loss over "
+          f"runs: {_cell(sum(errors) / len(errors) if len(defined) == len(groups) else None)}")
+    if "every_checkpoint" in numbers:
+        for name, fit in numbers["every_checkpoint"].items():
+            print(f"{name:<18} alpha {fit['alpha']:.4f}  beta {fit['beta']:.4f}  a = beta/(alpha+beta) "
+                  f"{fit['a']:.4f}  E {fit['E']:.4g}  ({fit['n_points']} points)")
+    for path in numbers.get("files", []):
+        print(f"wrote {path}")
+    print(f"time: {numbers['seconds']:.1f} s")

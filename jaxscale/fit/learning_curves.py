@@ -1,0 +1,202 @@
+"""Fit the annealing law to whole learning curves and predict the curves of other schedules.
+
+Tissue et al. (2024) fit L(s) = L0 + A S1^(-alpha) - C S2 (:mod:`jaxscale.laws.lr_annealing`) per
+model on every checkpoint of one or two runs, then predict any other schedule of the same model.
+Here a *group* is the runs that share one law (one model size; for the (Mis)Fitting table one
+size and peak learning rate), split into the runs fitted and the runs predicted:
+
+- :func:`sweep_split` (jaxscale's sweeps): fit the constant-rate run at the cosine runs' peak rate
+  and the cosine run of the same length (the 1x budget), predict the other cosine lengths;
+- :func:`longest_split` (the (Mis)Fitting table): fit the longest run, predict the shorter ones;
+- :func:`explicit_split`: the runs named.
+
+S1 and S2 of every checkpoint are computed from each run's per-step rates
+(:func:`with_areas`, one batched call of :func:`jaxscale.laws.schedule_areas.schedule_areas`) and
+become columns of the runs table, so the fit is Approach 3's Huber multistart L-BFGS
+(:func:`jaxscale.fit.approach3.fit_approach3`) on the lr-annealing law, unchanged. The decay
+factor lambda of S2 is fixed (the paper's 0.999) or profiled: one fit per value of
+:data:`DECAY_GRID`, the lowest Huber objective winning.
+
+Judged by the relative error of the predicted final loss of each predicted run,
+|L_pred - L| / L, and its mean over the group (also over every checkpoint of the predicted runs).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from jaxscale import runs_schema as rs
+from jaxscale.fit.approach3 import FitResult, fit_approach3
+from jaxscale.laws import lr_annealing
+from jaxscale.laws.schedule_areas import PAPER_DECAY, schedule_areas
+from jaxscale.numerics import float64
+from jaxscale.progress import progress_bar
+from jaxscale.runs import RunsTable
+
+#: lambda values profiled when the decay factor is fitted (the paper reports 0.99-0.999 working).
+DECAY_GRID = (0.9, 0.95, 0.99, 0.995, 0.999, 0.9995)
+
+Split = Callable[[pd.DataFrame], tuple[list[str], list[str]]]
+
+
+@float64
+def with_areas(table: RunsTable, lrs: Mapping[str, np.ndarray], decay: float = PAPER_DECAY) -> RunsTable:
+    """The table with columns S1 and S2 at every checkpoint, from each run's per-step rates
+    ``lrs[run_id]`` (runs padded to one length with their last rate, which adds nothing to S2)."""
+    if not 0 <= decay <= 1:
+        raise ValueError(f"the decay factor lambda must be in [0, 1]; got {decay}")
+    if table.run_id is None or table.step is None:
+        raise ValueError("learning curves need run identity (a run_id column or --run-by) and a step column")
+    ids = list(lrs)
+    missing = sorted(set(map(str, table.run_id)) - set(map(str, ids)))
+    if missing:
+        raise ValueError(f"no learning rates for run {missing[0]}")
+    length = max(len(v) for v in lrs.values())
+    batch = np.stack([np.pad(np.asarray(lrs[i], np.float64), (0, length - len(lrs[i])), mode="edge") for i in ids])
+    areas = schedule_areas(batch, decay)
+    row = pd.Index(map(str, ids)).get_indexer(table.run_id.astype(str))
+    step = table.step.astype(np.int64)
+    bad = np.flatnonzero((table.step != step) | (step < 1) | (step > np.array([len(lrs[ids[r]]) for r in row])))
+    if bad.size:
+        raise ValueError(f"row {bad[0]}: step {table.step[bad[0]]} is not a whole step within its run's schedule")
+    frame = table.frame.assign(**{rs.FORWARD_AREA: np.asarray(areas.forward)[row, step - 1],
+                                  rs.ANNEALING_AREA: np.asarray(areas.annealing)[row, step - 1]})
+    return dataclasses.replace(table, frame=frame)
+
+
+@dataclass(frozen=True)
+class CurveFit:
+    """The law fitted to one group's ``fitted`` runs at decay ``decay``, and its predictions of
+    every checkpoint of the ``predicted`` runs (columns run_id, step, loss, predicted)."""
+
+    group: dict[str, Any]
+    fit: FitResult
+    decay: float
+    fitted: tuple[str, ...]
+    predicted: tuple[str, ...]
+    predictions: pd.DataFrame
+
+    def final_errors(self) -> pd.DataFrame:
+        """The last checkpoint of each predicted run with its relative error (predicted / observed - 1)."""
+        last = self.predictions.loc[self.predictions.groupby(rs.RUN_ID, sort=False)[rs.STEP].idxmax()]
+        return last.assign(relative_error=last["predicted"] / last[rs.LOSS] - 1).reset_index(drop=True)
+
+    def summary(self) -> dict[str, Any]:
+        """Group, fit, and the mean absolute relative error of the predicted final losses (None if
+        no run was predicted, or a prediction is undefined: the law's loss <= 0 there)."""
+        final = self.final_errors()
+        curve = (self.predictions["predicted"] / self.predictions[rs.LOSS] - 1).abs()
+        defined = bool(len(final)) and bool(np.isfinite(final["relative_error"]).all())
+        return {
+            **self.group, "decay": self.decay, **self.fit.params._asdict(),
+            "fitted_runs": list(self.fitted), "fitted_points": self.fit.n_points,
+            "predicted_runs": len(self.predicted),
+            "final_mare": float(final["relative_error"].abs().mean()) if defined else None,
+            "final_max_are": float(final["relative_error"].abs().max()) if defined else None,
+            "curve_mare": float(curve.mean()) if defined and np.isfinite(curve).all() else None,
+        }
+
+
+def check_named(table: RunsTable, names: Sequence[str]) -> None:
+    """Every run of ``names`` is in the table (else ValueError naming the first missing)."""
+    missing = [r for r in names if r not in set(table.run_id.astype(str))]
+    if missing:
+        raise ValueError(f"no run {missing[0]!r} in the table")
+
+
+def fit_group(table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Sequence[str], predicted: Sequence[str],
+              *, decay: float | None = PAPER_DECAY, group: Mapping[str, Any] | None = None) -> CurveFit:
+    """Fit the annealing law to every checkpoint of the runs ``fitted`` (at ``decay``, or the best of
+    :data:`DECAY_GRID` when None) and predict every checkpoint of the runs ``predicted``."""
+    runs = [*fitted, *predicted]
+    check_named(table, runs)
+    ids = table.run_id.astype(str)
+    subset = table.select(np.isin(ids, runs))
+    fits = []
+    for lam in DECAY_GRID if decay is None else (decay,):
+        curves = with_areas(subset, {r: lrs[r] for r in runs}, lam)
+        sub_ids = curves.run_id.astype(str)
+        fits.append((fit_approach3(curves.select(np.isin(sub_ids, fitted)), law=lr_annealing.LAW), lam, curves))
+    fit, lam, curves = min(fits, key=lambda f: f[0].objective)
+    target = curves.select(np.isin(curves.run_id.astype(str), predicted))
+    predictions = pd.DataFrame({
+        rs.RUN_ID: target.run_id.astype(str), rs.STEP: target.step, rs.LOSS: target.loss,
+        "predicted": fit.predict(*target.law_inputs(fit.law.inputs)),
+    })
+    return CurveFit(dict(group or {}), fit, lam, tuple(fitted), tuple(predicted), predictions)
+
+
+def _runs(group: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """One row per run: the ``columns`` that describe it (peak rate and length as numbers)."""
+    missing = [c for c in columns if c not in group.columns]
+    if missing:
+        raise ValueError(f"no column {missing[0]!r} to tell the runs apart; columns are {list(group.columns)}")
+    runs = group.groupby(rs.RUN_ID, sort=False)[list(columns)].first()
+    for column in {rs.PEAK_LR, rs.TOTAL_STEPS} & set(columns):
+        values = pd.to_numeric(runs[column], errors="coerce")
+        if values.isna().any():
+            raise ValueError(f"run {values.index[values.isna()][0]}: column {column!r} is not a number")
+        runs[column] = values
+    return runs
+
+
+def sweep_split(group: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """jaxscale's sweeps: fit the constant run at the cosine runs' peak rate and the cosine run of
+    its length; predict the other cosine runs."""
+    runs = _runs(group, (rs.SCHEDULE, rs.PEAK_LR, rs.TOTAL_STEPS))
+    cosine = runs[runs[rs.SCHEDULE] == "cosine"]
+    if cosine[rs.PEAK_LR].nunique() != 1:
+        raise ValueError(f"the cosine runs {list(cosine.index)} need one peak learning rate")
+    constant = runs[(runs[rs.SCHEDULE] == "constant") & np.isclose(runs[rs.PEAK_LR], cosine[rs.PEAK_LR].iloc[0])]
+    if len(constant) != 1:
+        raise ValueError(f"need one constant run at the cosine runs' peak rate; found {list(constant.index)}")
+    budget = cosine[cosine[rs.TOTAL_STEPS] == constant[rs.TOTAL_STEPS].iloc[0]]
+    if len(budget) != 1:
+        raise ValueError(f"need one cosine run as long as {constant.index[0]}; found {list(budget.index)}")
+    fitted = [constant.index[0], budget.index[0]]
+    return fitted, [r for r in cosine.index if r not in fitted]
+
+
+def longest_split(group: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """Fit the longest run (most ``total_steps``), predict the others."""
+    runs = _runs(group, (rs.TOTAL_STEPS,)).sort_values(rs.TOTAL_STEPS, kind="stable")
+    return [runs.index[-1]], list(runs.index[:-1])
+
+
+def explicit_split(fitted: Sequence[str], predicted: Sequence[str]) -> Split:
+    """The runs named (within each group: the named runs it holds)."""
+    def split(group: pd.DataFrame) -> tuple[list[str], list[str]]:
+        present = set(group[rs.RUN_ID])
+        return [r for r in fitted if r in present], [r for r in predicted if r in present]
+
+    return split
+
+
+def fit_groups(table: RunsTable, lrs: Mapping[str, np.ndarray], split: Split, group_by: Sequence[str],
+               *, decay: float | None = PAPER_DECAY, progress: bool = True) -> list[CurveFit]:
+    """:func:`fit_group` on every group of ``group_by`` columns (e.g. ``n_total``, or ``n_total``
+    and ``peak_lr``) that ``split`` gives at least one run to fit and one to predict."""
+    frame = table.frame.assign(**{rs.RUN_ID: table.run_id.astype(str)})
+    missing = [c for c in group_by if c not in frame.columns]
+    if missing:
+        raise ValueError(f"no column {missing[0]!r} to group runs by; columns are {list(frame.columns)}")
+    plans = []
+    for key, group in frame.groupby(list(group_by), sort=True):
+        fitted, predicted = split(group)
+        if fitted and predicted:
+            plans.append((dict(zip(group_by, np.atleast_1d(key).tolist())), fitted, predicted))
+    if not plans:
+        raise ValueError("no group has both a run to fit and a run to predict")
+    bar = progress_bar(total=len(plans), desc="curve fits", disable=not progress)
+    out = []
+    for group, fitted, predicted in plans:
+        out.append(fit_group(table, lrs, fitted, predicted, decay=decay, group=group))
+        bar.update(1)
+    bar.close()
+    return out

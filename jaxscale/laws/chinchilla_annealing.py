@@ -1,0 +1,63 @@
+"""Chinchilla's law on every checkpoint: model size, the forward area in tokens, and annealing.
+
+Hoffmann et al. (2022), Eq. 2, describes finished, annealed runs: L(N, D) = E + A/N^alpha + B/D^beta.
+Written with the annealing law of Tissue et al. (2024, Eq. 1; :mod:`jaxscale.laws.lr_annealing`)
+in place of the data term, it describes every checkpoint of every run::
+
+    L(N, s) = E + A N^(-alpha) + B Dt^(-beta) - C St2,
+    Dt  = (tokens per step) S1(s) / eta_peak,      St2 = S2(s) / eta_peak,
+
+Dt the tokens seen, each step weighted by its rate relative to the run's peak (Dt = D for a
+constant rate without warmup), St2 the annealing area in steps at the peak rate. One set of
+(E, A, B, C, alpha, beta) for all sizes and schedules; with S2 = 0 and a constant rate it is
+Eq. 2 exactly, so alpha and beta are Chinchilla's exponents, estimated from whole curves
+instead of last checkpoints. This combination is jaxscale's (declared before fitting it: see
+the README's "every checkpoint" section), not a published law.
+
+Log form, overflow-safe: P = LSE(log E, log A - alpha log N, log B - beta log Dt) and
+log L = P + log(1 - exp(log C + log St2 - P)) (:func:`jaxscale.laws.lr_annealing.log_difference`),
+NaN where the law's loss would be <= 0.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+from jaxscale.laws.law import grid, lse
+from jaxscale.laws.lr_annealing import log_difference
+
+
+class ChinchillaAnnealingParams(NamedTuple):
+    """Parameters of L = E + A N^(-alpha) + B Dt^(-beta) - C St2."""
+
+    E: ArrayLike
+    A: ArrayLike
+    B: ArrayLike
+    C: ArrayLike
+    alpha: ArrayLike
+    beta: ArrayLike
+
+
+#: Which fields are scales (fitted as logs); the rest are exponents.
+LOG_SCALE = (True, True, True, True, False, False)
+
+#: Multistart grid in vector coordinates (log E, log A, log B, log C, alpha, beta): Epoch's
+#: Chinchilla ranges, coarser, times three annealing scales.
+INIT_GRID = grid(log_e=(-1.0, 0.5, 1.5), log_a=(0.0, 10.0, 20.0), log_b=(0.0, 10.0, 20.0),
+                 log_c=(-8.0, -5.0, -2.0), alpha=(0.0, 0.5, 1.0, 1.5), beta=(0.0, 0.5, 1.0, 1.5))
+
+
+def log_loss(p: ChinchillaAnnealingParams, log_n: ArrayLike, log_d: ArrayLike, log_s2: ArrayLike) -> jnp.ndarray:
+    """log L from log N, log Dt and log St2, elementwise."""
+    E, A, B, C, alpha, beta = p
+    forward = lse(jnp.log(E), jnp.log(A) - alpha * log_n, jnp.log(B) - beta * log_d)
+    return log_difference(forward, jnp.log(C) + log_s2)
+
+
+def from_vector(v: ArrayLike) -> ChinchillaAnnealingParams:
+    """Parameters from the vector (log E, log A, log B, log C, alpha, beta)."""
+    v = jnp.asarray(v)
+    return ChinchillaAnnealingParams(*(jnp.exp(v[..., i]) if log else v[..., i] for i, log in enumerate(LOG_SCALE)))

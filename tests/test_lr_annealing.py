@@ -1,0 +1,148 @@
+"""The learning-rate annealing law (Tissue et al. 2024): its schedule areas by hand, per-step rates
+as training uses them, recovery from synthetic curves under three schedules, the `jaxscale curve`
+command, and the (Mis)Fitting predictions."""
+
+from __future__ import annotations
+
+import json
+
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import shared_data_file
+
+from jaxscale import runs_schema as rs
+from jaxscale.cli import main
+from jaxscale.fit import learning_curves as lc
+from jaxscale.fit.approach3 import fit_approach3
+from jaxscale.laws import lr_annealing
+from jaxscale.laws.schedule_areas import schedule_areas
+from jaxscale.runs import load_runs
+from jaxscale.train.learning_rates import named_learning_rates, recorded_learning_rates, run_learning_rates
+from jaxscale.train.lm import Schedule
+
+TRUE = {11760: lr_annealing.LRAnnealingParams(L0=2.5, A=0.8, C=0.05, alpha=0.5),
+        29664: lr_annealing.LRAnnealingParams(L0=2.2, A=0.9, C=0.08, alpha=0.4)}
+KINDS = ("constant", "cosine", "wsd")
+
+
+def test_areas_of_a_five_step_schedule_by_hand(x64):
+    # eta = 1, 1, 0.5, 0.5, 0.25 with lambda = 0.5: increments 0, 0, 0.5, 0, 0.25;
+    # m = 0, 0, 0.5, 0.25, 0.375; S2 = 0, 0, 0.5, 0.75, 1.125
+    areas = schedule_areas(jnp.array([1.0, 1.0, 0.5, 0.5, 0.25]), 0.5)
+    np.testing.assert_allclose(areas.forward, [1.0, 2.0, 2.5, 3.0, 3.25], rtol=1e-15)
+    np.testing.assert_allclose(areas.annealing, [0.0, 0.0, 0.5, 0.75, 1.125], rtol=1e-15)
+    # a warmup (0.5 -> 1) is not negative annealing: increments 0, 0, 0, 0.5, 0; with lambda = 0.9
+    # m = 0, 0, 0, 0.5, 0.45 and S2 = 0, 0, 0, 0.5, 0.95
+    areas = schedule_areas(jnp.array([0.5, 1.0, 1.0, 0.5, 0.5]), 0.9)
+    np.testing.assert_allclose(areas.forward, [0.5, 1.5, 2.5, 3.0, 3.5], rtol=1e-15)
+    np.testing.assert_allclose(areas.annealing, [0.0, 0.0, 0.0, 0.5, 0.95], rtol=1e-15)
+
+
+def test_areas_batch_and_the_closed_form_at_lambda_one(x64):
+    lrs = np.stack([named_learning_rates(k, 0.01, 200, 10) for k in KINDS])
+    batch = schedule_areas(lrs, 1.0)
+    for i, row in enumerate(lrs):
+        one = schedule_areas(row, 1.0)
+        np.testing.assert_allclose(batch.annealing[i], one.annealing, rtol=1e-14)
+        # lambda = 1: m_i = eta_peak - eta_i after the peak, so S2(s) = sum_{i <= s} (eta_peak - eta_i)
+        after_peak = np.arange(200) >= np.argmax(row)
+        np.testing.assert_allclose(one.annealing, np.cumsum(np.where(after_peak, row.max() - row, 0.0)), atol=1e-15)
+        np.testing.assert_allclose(one.forward, np.cumsum(row), rtol=1e-14)
+
+
+def test_named_rates_are_the_training_schedule():
+    for kind in ("constant", "cosine"):
+        schedule = Schedule(0.003, 40, 5, kind, 0.1)
+        lrs = named_learning_rates(kind, 0.003, 40, 5, 0.1, steps=45)
+        np.testing.assert_allclose(lrs, [schedule(i - 1) for i in range(1, 46)], rtol=1e-6)
+    wsd = named_learning_rates("wsd", 0.01, 100, 10, 0.1, decay_fraction=0.2)
+    np.testing.assert_allclose(wsd[:80], named_learning_rates("constant", 0.01, 100, 10)[:80])
+    np.testing.assert_allclose(wsd[79:], np.linspace(0.01, 0.001, 21), rtol=1e-12)
+    # recorded rates every 4 steps of a linear piece are interpolated exactly
+    np.testing.assert_allclose(recorded_learning_rates(np.array([4.0, 8.0]), np.array([0.4, 0.8]), 8),
+                               np.arange(1, 9) / 10)
+    with pytest.raises(ValueError, match="schedule must be one of"):
+        named_learning_rates("linear", 0.01, 100)
+
+
+def synthetic_runs(steps: int = 400, every: int = 10) -> pd.DataFrame:
+    """Checkpoints of a constant, a cosine and a WSD run of two sizes, losses from the law."""
+    rows = []
+    for n, params in TRUE.items():
+        for kind in KINDS:
+            lrs = named_learning_rates(kind, 0.01, steps, 20, 0.1)
+            areas = schedule_areas(lrs, 0.999)
+            for s in range(every, steps + 1, every):
+                loss = params.L0 + params.A * areas.forward[s - 1] ** -params.alpha - params.C * areas.annealing[s - 1]
+                rows.append({rs.RUN_ID: f"{n}_{kind}", rs.STEP: s, rs.N_TOTAL: n, rs.TOKENS: 256 * s,
+                             rs.LOSS: float(loss), rs.SCHEDULE: kind, rs.PEAK_LR: 0.01, rs.TOTAL_STEPS: steps,
+                             rs.WARMUP_STEPS: 20, rs.FINAL_FRACTION: 0.1})
+    return pd.DataFrame(rows)
+
+
+def test_law_recovers_its_parameters_from_three_schedules(x64):
+    table = load_runs(synthetic_runs())
+    curves = lc.with_areas(table, run_learning_rates(table))
+    for n, params in TRUE.items():
+        fit = fit_approach3(curves.select(curves.n == n), law=lr_annealing.LAW)
+        np.testing.assert_allclose(np.array(fit.params), np.array(params), rtol=1e-4)
+
+
+def test_fit_on_two_schedules_predicts_the_third(tmp_path, capsys):
+    path = tmp_path / "runs.csv"
+    synthetic_runs().to_csv(path, index=False)
+    fitted = ",".join(f"{n}_{k}" for n in TRUE for k in ("constant", "cosine"))
+    code = main(["curve", str(path), "--fit-runs", fitted, "--predict", ",".join(f"{n}_wsd" for n in TRUE), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    numbers = json.loads(out)
+    assert [g["n_total"] for g in numbers["groups"]] == list(TRUE)
+    for group in numbers["groups"]:
+        assert group["predicted_runs"] == 1 and group["final_mare"] < 1e-5 and group["curve_mare"] < 1e-5
+        np.testing.assert_allclose([group[k] for k in ("L0", "A", "C", "alpha")], TRUE[group["n_total"]], rtol=1e-3)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--fit-runs", "a"], "--fit-runs and --predict go together"),
+    ([], "choose --preset sweep|misfitting"),
+    (["--preset", "sweep", "--decay", "2"], "--decay must be in [0, 1]"),
+    (["--fit-runs", "11760_constant", "--predict", "nope"], "no run 'nope'"),
+])
+def test_curve_bad_options_exit_2(tmp_path, capsys, argv, message):
+    path = tmp_path / "runs.csv"
+    synthetic_runs().to_csv(path, index=False)
+    assert main(["curve", str(path), *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_fit_refuses_the_law_without_schedule_areas(tmp_path, capsys):
+    path = tmp_path / "runs.csv"
+    synthetic_runs().to_csv(path, index=False)
+    assert main(["fit", str(path), "--law", "lr-annealing", "--no-figures"]) == 2
+    err = capsys.readouterr().err
+    assert "reads the schedule areas S1, S2" in err and "jaxscale curve" in err
+
+
+def test_law_is_undefined_where_its_loss_would_be_negative(x64):
+    params = TRUE[11760]
+    log_l = lr_annealing.log_loss(params, jnp.log(jnp.array([4.0, 4.0])), jnp.log(jnp.array([1.0, 1e3])))
+    assert float(log_l[0]) == pytest.approx(np.log(2.5 + 0.8 / 2 - 0.05))
+    assert np.isnan(float(log_l[1]))
+
+
+def test_misfitting_longest_run_predicts_the_shorter_ones(tmp_path, capsys):
+    table = pd.read_csv(shared_data_file("misfitting_scaling_results.csv"))
+    path = tmp_path / "two_sizes.csv"
+    table[table["model"].isin(["misfitting_400m", "misfitting_1b"])].to_csv(path, index=False)
+    code = main(["curve", str(path), "--preset", "misfitting", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    numbers = json.loads(out)
+    # 400m: 3000-12000 steps at three peak rates; 1b: 10000 and 20000 steps at two (0.004 has one run)
+    assert [g["predicted_runs"] for g in numbers["groups"]] == [3, 3, 3, 1, 1]
+    errors = np.array([e["relative_error"] for e in numbers["final_errors"]])
+    # fitted on the longest runs: the README measures at most 2.3% on these runs
+    assert np.isfinite(errors).all() and np.abs(errors).max() < 0.03
