@@ -26,15 +26,15 @@ RECONCILE_AND_LIST_MODULES = """
 import contextlib, io, json, sys
 from jaxscale.cli import main
 with contextlib.redirect_stdout(io.StringIO()):
-    status = main(["reconcile", "--no-figures", "--json"])
+    status = main(["reconcile", "--json", "--out", sys.argv[1]])
 print(json.dumps({"status": status, "modules": sorted(sys.modules)}))
 """
 
 
-def _python(code: str, **env: str) -> subprocess.CompletedProcess:
+def _python(code: str, *args: str, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("JAXSCALE_")}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO,
-                          env={**clean, "PYTHONPATH": str(REPO), **env})
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300,
+                          cwd=REPO, env={**clean, "PYTHONPATH": str(REPO), **env})
 
 
 @pytest.mark.parametrize(
@@ -66,12 +66,16 @@ def test_no_cache_writes_nothing(tmp_path):
     assert not (tmp_path / "xla").exists()
 
 
-def test_reconcile_imports_no_inference_or_training_packages(tmp_path):
-    proc = _python(RECONCILE_AND_LIST_MODULES, JAXSCALE_CACHE_DIR=str(tmp_path / "xla"))
+def test_reconcile_imports_only_what_it_needs(tmp_path):
+    """No inference or training package, and the figures through ``matplotlib.figure`` alone
+    (no pyplot, whose import picks a backend and loads much more)."""
+    proc = _python(RECONCILE_AND_LIST_MODULES, str(tmp_path / "figs"), JAXSCALE_CACHE_DIR=str(tmp_path / "xla"))
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["status"] == 0
     loaded = {name.split(".")[0] for name in out["modules"]}
-    assert "jaxscale" in loaded and "jax" in loaded  # the check looks at the right process
+    assert {"jaxscale", "jax", "matplotlib"} <= loaded  # the check looks at the right process
     assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
+    assert "matplotlib.pyplot" not in out["modules"]
+    assert len(list((tmp_path / "figs").glob("*.png"))) == 4
     assert any("_numbers" in p.name for p in (tmp_path / "xla").iterdir())
