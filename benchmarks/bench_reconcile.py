@@ -17,6 +17,7 @@ import argparse
 import compileall
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -29,29 +30,37 @@ REPO = Path(__file__).resolve().parents[1]
 ANCHOR_SECONDS = 3.5
 
 
-def run_once(spec: str, cache: Path, out: Path) -> float:
-    """Wall seconds of one ``python -m jaxscale reconcile`` in a fresh process."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_once(spec: str, cache: Path, out: Path) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one ``python -m jaxscale reconcile`` in a fresh
+    process. On a shared machine the CPU time is the steadier of the two."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "JAXSCALE_CACHE_DIR": str(cache)}
     env.pop("JAXSCALE_NO_CACHE", None)
-    start = time.perf_counter()
+    cpu, start = _children_cpu(), time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "jaxscale", "reconcile", "--spec", spec, "--out", str(out)],
                           env=env, cwd=REPO, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"jaxscale reconcile failed:\n{proc.stderr}")
-    return seconds
+    return seconds, _children_cpu() - cpu
 
 
-def measure(runs: int, spec: str) -> dict[str, list[float]]:
-    """``runs`` cold and ``runs`` warm timings, alternating."""
-    times: dict[str, list[float]] = {"cold": [], "warm": []}
+def measure(runs: int, spec: str) -> dict[str, dict[str, list[float]]]:
+    """Wall and CPU seconds of ``runs`` cold and ``runs`` warm runs, alternating."""
+    times: dict[str, dict[str, list[float]]] = {case: {"wall": [], "cpu": []} for case in ("cold", "warm")}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         warm_cache = tmp / "warm"
         run_once(spec, warm_cache, tmp / "figures")  # fills the warm cache; not timed
         for i in range(runs):
-            times["cold"].append(run_once(spec, tmp / f"cold{i}", tmp / "figures"))
-            times["warm"].append(run_once(spec, warm_cache, tmp / "figures"))
+            for case, cache in (("cold", tmp / f"cold{i}"), ("warm", warm_cache)):
+                wall, cpu = run_once(spec, cache, tmp / "figures")
+                times[case]["wall"].append(wall)
+                times[case]["cpu"].append(cpu)
     return times
 
 
@@ -74,8 +83,10 @@ def main() -> int:
         "load_average_after": os.getloadavg(),
         "cpu_count": os.cpu_count(),
         "anchor_seconds": ANCHOR_SECONDS,
-        **{case: {"seconds": t, "min": min(t), "median": statistics.median(t),
-                  "anchor_over_median": ANCHOR_SECONDS / statistics.median(t)} for case, t in times.items()},
+        **{case: {"seconds": t["wall"], "min": min(t["wall"]), "median": statistics.median(t["wall"]),
+                  "cpu_seconds": t["cpu"], "cpu_min": min(t["cpu"]), "cpu_median": statistics.median(t["cpu"]),
+                  "anchor_over_median": ANCHOR_SECONDS / statistics.median(t["wall"])}
+           for case, t in times.items()},
     }
     if args.json:
         json.dump(result, sys.stdout, indent=2)
@@ -87,7 +98,8 @@ def main() -> int:
     for case in ("cold", "warm"):
         r = result[case]
         runs = ", ".join(f"{s:.2f}" for s in r["seconds"])
-        print(f"  {case} XLA cache: min {r['min']:.2f} s, median {r['median']:.2f} s  ({runs})  "
+        print(f"  {case} XLA cache: wall min {r['min']:.2f} s, median {r['median']:.2f} s  ({runs}); "
+              f"CPU min {r['cpu_min']:.2f} s, median {r['cpu_median']:.2f} s; "
               f"anchor/median {r['anchor_over_median']:.2f}x")
     print(f"  anchor (issue 16, Pearce & Song's numpy script with figures; not run here): {ANCHOR_SECONDS:.1f} s")
     return 0
