@@ -1,11 +1,13 @@
 """The Section-2 pipeline end to end: the acceptance numbers are computed here, not typed in."""
 
 import jax
+import numpy as np
 import pytest
 
+from jaxscale import reconciliation
 from jaxscale.laws import chinchilla as ch
 from jaxscale.reconciliation import reconcile_spec
-from jaxscale.simulate import frontier_exponents
+from jaxscale.simulate import DEFAULT_CONFIG, frontier_exponents
 
 # Pearce & Song Eqs. 18-19 (the paper's reported local exponents, for comparison).
 PAPER_NONEMBEDDING = {"epoch": 0.78, "chinchilla": 0.74}
@@ -47,3 +49,20 @@ def test_frontier_exponents_vmap_over_draws():
         out = jax.jit(jax.vmap(frontier_exponents, in_axes=(0, None)))(draws, 47491.0)
         assert out.nonembedding.shape == (2,)
         assert float(out.nonembedding[0]) == pytest.approx(float(out.nonembedding[1]))
+
+
+def test_fast_compile_options_keep_float64_results():
+    """``_numbers`` compiles with XLA settings that trade LLVM optimisation for compile time
+    (``FAST_COMPILE_OPTIONS``); its results must match XLA's default compilation to float64
+    round-off (relative 1e-12), and every discrete result (frontier choices, masks) exactly."""
+    statics = {"config": DEFAULT_CONFIG, "n_check_points": 2001}
+    with jax.enable_x64(True):
+        inputs = reconciliation.program_inputs("epoch")
+        fast = reconciliation._numbers(*inputs, **statics)
+        default = jax.jit(reconciliation._numbers.__wrapped__, static_argnames=tuple(statics))(*inputs, **statics)
+    for got, want in zip(jax.tree.leaves(fast), jax.tree.leaves(default), strict=True):
+        got, want = np.asarray(got), np.asarray(want)
+        if np.issubdtype(want.dtype, np.floating):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+        else:
+            np.testing.assert_array_equal(got, want)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
-from pathlib import Path
+
+from jaxscale.compilation_cache import enable_compilation_cache
 
 #: Command modules, in the order ``jaxscale --help`` lists them.
 COMMANDS: tuple[str, ...] = ("reconcile", "sweep", "fit", "curve", "word2vec", "bayes", "sensitivity", "allocate")
@@ -33,23 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _enable_compilation_cache() -> None:
-    """Keep compiled XLA programs between runs (JAX's persistent cache), so a second
-    ``jaxscale`` run skips compilation. ``JAXSCALE_CACHE_DIR`` moves it; setting it to an empty
-    string turns it off."""
-    cache = os.environ.get("JAXSCALE_CACHE_DIR", str(Path.home() / ".cache" / "jaxscale" / "xla"))
-    if not cache:
-        return
-    import jax
-
-    jax.config.update("jax_compilation_cache_dir", cache)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    _enable_compilation_cache()
+    enable_compilation_cache()
     try:
         return int(args.run(args) or 0)
     except (ValueError, FileNotFoundError, NotADirectoryError, IsADirectoryError) as err:
