@@ -18,11 +18,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="Bayesian refit of a scaling law (NUTS) with posterior intervals",
         description="Sample the posterior of L(N, D) given a runs table (same columns and checks "
         "as `jaxscale fit`): Student-t likelihood on log loss, weakly informative priors, NUTS "
-        "from the Approach-3 optimum with vectorised chains; convergence diagnostics; posterior "
+        "from the Approach-3 optimum; convergence diagnostics; posterior "
         "of a = beta/(alpha+beta) and of Pearce & Song's reconciled (Kaplan-basis) exponent.",
     )
     add_table_arguments(p)
-    p.add_argument("--chains", type=int, default=4, help="NUTS chains, vectorised (default: %(default)s)")
+    p.add_argument("--chains", type=int, default=4, help="NUTS chains (default: %(default)s)")
     p.add_argument("--warmup", type=int, default=1000, help="warmup steps per chain (default: %(default)s)")
     p.add_argument("--samples", type=int, default=1000, help="draws per chain (default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")

@@ -202,9 +202,13 @@ def _pool(fun: Objective, options: Options, batch: str, slots: int,
     return jax.lax.while_loop(lambda pool: jnp.any(pool.job < k_total), body, init).out
 
 
+#: Default number of pool workers of :func:`solver`.
+SLOTS = 256
+
+
 @functools.lru_cache(maxsize=64)
 def solver(fun: Objective, options: Options = Options(), batch: str = "starts",
-           slots: int = 256) -> Callable[..., Solution]:
+           slots: int = SLOTS) -> Callable[..., Solution]:
     """A jit-compiled batched minimiser ``(theta0, data) -> Solution``.
 
     ``batch="starts"``: ``theta0`` has a leading axis (one problem per start), shared data.

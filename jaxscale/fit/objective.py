@@ -21,6 +21,7 @@ import math
 from typing import Callable, NamedTuple
 
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 from scipy.special import ndtr
 
@@ -39,9 +40,10 @@ class FitData(NamedTuple):
 
 
 def fit_data(x1: ArrayLike, x2: ArrayLike, y: ArrayLike, weights: ArrayLike | None = None) -> FitData:
-    """FitData from natural-scale inputs (N, D, loss) and optional weights (default ones)."""
-    x1, x2, y = (jnp.log(jnp.asarray(v, dtype=jnp.float64)) for v in (x1, x2, y))
-    w = jnp.ones_like(y) if weights is None else jnp.asarray(weights, dtype=jnp.float64)
+    """FitData from natural-scale inputs (N, D, loss) and optional weights (default ones), as
+    float64 NumPy arrays (host-side: building them compiles nothing)."""
+    x1, x2, y = (np.log(np.asarray(v, dtype=np.float64)) for v in (x1, x2, y))
+    w = np.ones_like(y) if weights is None else np.asarray(weights, dtype=np.float64)
     return FitData(x1, x2, y, w)
 
 

@@ -2,7 +2,7 @@
 
 - :mod:`~jaxscale.inference.models`: the Chinchilla and Kaplan L(N, D) laws as plain NumPyro
   models (Student-t likelihood on log loss, documented overridable priors);
-- :mod:`~jaxscale.inference.sample`: NUTS with vectorised chains, and a Laplace fast path;
+- :mod:`~jaxscale.inference.sample`: NUTS (chains in parallel or in turn), and a Laplace fast path;
 - :mod:`~jaxscale.inference.diagnostics`: R-hat, ESS, divergences, E-BFMI, predictive checks,
   netCDF output;
 - :mod:`~jaxscale.inference.derived`: a, b, G, N*(C), D*(C), planned-run loss and Pearce &

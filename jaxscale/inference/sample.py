@@ -5,9 +5,14 @@ model's sample sites (for the Chinchilla law, the Approach-3 optimum: see
 :mod:`jaxscale.inference.refit`) and are reproducible from an integer seed.
 
 - :func:`run_nuts`: the No-U-Turn sampler (Hoffman & Gelman 2014) with a dense mass matrix,
-  several chains vectorised on one device (``chain_method="vectorized"``: one XLA program, no
-  extra devices needed), each chain started from the initial values plus a small jitter in the
-  unconstrained space so that R-hat can detect chains that have not mixed.
+  each chain started from the initial values plus a small jitter in the unconstrained space so
+  that R-hat can detect chains that have not mixed. Chains run in parallel, one per device, when
+  there are enough devices (on a CPU, set ``XLA_FLAGS=--xla_force_host_platform_device_count=4``
+  before JAX starts; ``benchmarks/bench_bayes.py`` does), else one after another. Not
+  vectorised: under ``vmap`` every chain waits at each draw for the one building the deepest
+  tree. On Epoch's 240 runs (4 chains x 2000 iterations, 2-core CPU, load 5-6, programs
+  already compiled) the sampling took 1.7 s of CPU in parallel, 3.0 s sequentially and 4.4 s
+  vectorised, for the same effective sample sizes.
 - :func:`laplace_draws`: the fast path for interactive use. The posterior mode is found by
   L-BFGS from the same initial values and the posterior is approximated by the Gaussian with the
   inverse Hessian of the log density there (in the unconstrained space): what NumPyro's
@@ -36,6 +41,9 @@ Model = Callable[..., None]
 LAPLACE_OPTIONS = Options(max_iter=2000, gtol=1e-9, ftol=1e-14)
 
 
+CHAIN_METHODS = ("auto", "parallel", "sequential", "vectorized")
+
+
 @dataclass(frozen=True)
 class NutsConfig:
     """Settings of :func:`run_nuts`.
@@ -43,6 +51,9 @@ class NutsConfig:
     ``init_jitter`` is the SD of the Gaussian jitter added to the initial values (unconstrained
     space) independently for each chain; ``target_accept`` is NUTS' target acceptance rate
     during step-size adaptation (raise it towards 0.95 if divergences appear).
+
+    ``chain_method`` is NumPyro's (``"parallel"``, ``"sequential"``, ``"vectorized"``) or
+    ``"auto"``: parallel when there is a device per chain, else sequential (module docstring).
 
     ``regularize_mass`` is off by default: NumPyro's regulariser shrinks the estimated
     covariance towards 1e-3 x identity, an absolute amount. Scaling-law posteriors have
@@ -59,7 +70,7 @@ class NutsConfig:
     target_accept: float = 0.8
     dense_mass: bool = True
     regularize_mass: bool = False
-    chain_method: str = "vectorized"
+    chain_method: str = "auto"
     init_jitter: float = 0.1
     progress_bar: bool = True
 
@@ -71,8 +82,18 @@ class NutsConfig:
             raise ValueError(f"warmup must be >= 0, got {self.warmup}")
         if not 0.0 < self.target_accept < 1.0:
             raise ValueError(f"target_accept must be in (0, 1), got {self.target_accept}")
+        if self.chain_method not in CHAIN_METHODS:
+            raise ValueError(f"chain_method must be one of {CHAIN_METHODS}, got {self.chain_method!r}")
         if self.init_jitter < 0:
             raise ValueError(f"init_jitter must be >= 0, got {self.init_jitter}")
+
+
+def chain_method(config: NutsConfig) -> str:
+    """The NumPyro chain method ``config`` asks for, ``"auto"`` resolved: ``"parallel"`` when
+    JAX has a device per chain, else ``"sequential"``."""
+    if config.chain_method != "auto":
+        return config.chain_method
+    return "parallel" if config.chains > 1 and jax.local_device_count() >= config.chains else "sequential"
 
 
 def _chain_inits(model: Model, args: tuple, kwargs: dict, init: Mapping[str, Any],
@@ -100,7 +121,7 @@ def run_nuts(model: Model, *args: Any, init: Mapping[str, Any], config: NutsConf
                   regularize_mass_matrix=config.regularize_mass,
                   init_strategy=init_to_value(values=dict(init)))
     mcmc = MCMC(kernel, num_warmup=config.warmup, num_samples=config.samples,
-                num_chains=config.chains, chain_method=config.chain_method,
+                num_chains=config.chains, chain_method=chain_method(config),
                 progress_bar=config.progress_bar)
     if config.chains == 1:
         z0 = {k: v[0] for k, v in z0.items()}

@@ -57,7 +57,7 @@ def lse(*terms: ArrayLike) -> jnp.ndarray:
     return top + jnp.log(sum(jnp.exp(t - top) for t in terms))
 
 
-def _array_module(*values: Any):
+def array_module(*values: Any):
     """NumPy for host values (floats, NumPy arrays), jax.numpy for JAX arrays and tracers."""
     return jnp if any(isinstance(v, jax.Array) for v in values) else np
 
@@ -146,12 +146,12 @@ class Law(Generic[P]):
     def to_vector(self, params: P) -> jnp.ndarray:
         """The unconstrained vector, shape ``(..., p)``: logs of scales, exponents as they are
         (NumPy in, NumPy out: no compilation for host-side conversions)."""
-        xp = _array_module(*params)
+        xp = array_module(*params)
         return xp.stack([xp.log(v) if log else xp.asarray(v) for v, log in zip(params, self.log_scale)], -1)
 
     def from_vector(self, vector: ArrayLike) -> P:
         """The parameters of vector(s) ``(..., p)`` (inverse of :meth:`to_vector`)."""
-        xp = _array_module(vector)
+        xp = array_module(vector)
         v = xp.asarray(vector)
         return self.params_type(*(xp.exp(v[..., i]) if log else v[..., i] for i, log in enumerate(self.log_scale)))
 
