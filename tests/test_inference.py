@@ -5,6 +5,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import subprocess
+import sys
 from functools import partial
 from pathlib import Path
 
@@ -222,3 +225,19 @@ def test_kaplan_law_laplace_cli_recovers_parameters(tmp_path: Path) -> None:
     for name, value in truth._asdict().items():
         s = result["posterior"][name]
         assert abs(np.log(s["mean"]) - np.log(value)) < 3 * s["sd"] / s["mean"], name
+
+
+def test_bayes_asks_for_one_cpu_device_per_chain(synthetic_csv: Path, tmp_path) -> None:
+    from jaxscale.cli.bayes import host_device_flags
+
+    assert host_device_flags("", 4) == "--xla_force_host_platform_device_count=4"
+    assert host_device_flags("--xla_foo=1", 2) == "--xla_foo=1 --xla_force_host_platform_device_count=2"
+    kept = "--xla_force_host_platform_device_count=8"
+    assert host_device_flags(kept, 2) == kept
+    code = (f"from jaxscale.cli import main; import jax; "
+            f"assert main(['bayes', {str(synthetic_csv)!r}, '--chains', '3', '--warmup', '20', '--samples', '20', "
+            f"'--no-progress', '--json', '--out', {str(tmp_path)!r}]) == 0; print('devices', jax.local_device_count())")
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().endswith("devices 3")

@@ -2,7 +2,8 @@
 
 No science lives here. Each command is one small module of this package exposing
 ``register(subparsers)``; it adds its parser and sets ``run=`` to a function of the parsed
-arguments returning an exit status. Bad input (``ValueError``, missing files) is reported as
+arguments returning an exit status (and, optionally, ``prepare=``, run first, before JAX starts
+its backend). Bad input (``ValueError``, missing files) is reported as
 one line on stderr with exit status 2, never a traceback.
 """
 
@@ -36,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if hasattr(args, "prepare"):  # settings a command needs before JAX starts its backend
+        args.prepare(args)
     enable_compilation_cache()
     try:
         return int(args.run(args) or 0)

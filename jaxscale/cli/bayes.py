@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
@@ -57,7 +58,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="directory for posterior.nc (ArviZ InferenceData) and the figures")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, prepare=one_cpu_device_per_chain)
+
+
+def host_device_flags(xla_flags: str, chains: int) -> str:
+    """``XLA_FLAGS`` that give the CPU platform one device per chain, so that NumPyro runs the
+    chains in parallel (``chain_method="auto"``, :mod:`jaxscale.inference.sample`); flags that
+    already set a device count are kept as they are."""
+    if "xla_force_host_platform_device_count" in xla_flags:
+        return xla_flags
+    return f"{xla_flags} --xla_force_host_platform_device_count={chains}".strip()
+
+
+def one_cpu_device_per_chain(args: argparse.Namespace) -> None:
+    """Before JAX starts its backend: ask for one CPU device per chain (no effect on GPU/TPU)."""
+    os.environ["XLA_FLAGS"] = host_device_flags(os.environ.get("XLA_FLAGS", ""), max(args.chains, 1))
 
 
 def _check_options(args: argparse.Namespace) -> None:
