@@ -20,7 +20,7 @@ from jaxscale.experiments import presets
 from jaxscale.experiments.sweep import (
     best_learning_rates, budget_steps, fit_table, model_config, rate_beyond_edge, run_id,
 )
-from jaxscale.experiments.sweep_diagnostics import first_crossing, learning_rate_rows
+from jaxscale.experiments.sweep_diagnostics import crossings, learning_rate_rows
 from jaxscale.fit.approach1 import MIN_FRONTIER_SIZES, fit_approach1
 from jaxscale.models.transformer import TransformerConfig, param_counts
 from jaxscale.runs import load_runs
@@ -225,16 +225,20 @@ def test_learning_rate_diagnostics_flag_an_edge_optimum():
     assert (rows["B"]["best_lr"], rows["B"]["at_edge"]) == (0.003, True)
 
 
-def test_first_crossing_finds_where_the_larger_curve_drops_below():
+def test_crossings_find_where_the_larger_curve_drops_below_and_stays():
     c = np.geomspace(1e9, 1e12, 31)
-    smaller = (c, 4.0 - 0.10 * np.log10(c))
-    larger = (c, 6.11 - 0.30 * np.log10(c))  # equal at C = 10^10.55, below after it
-    assert first_crossing(smaller, larger) == pytest.approx(10**10.6)
-    shifted = (np.geomspace(1e10, 1e12, 21), 6.11 - 0.30 * np.log10(np.geomspace(1e10, 1e12, 21)))
-    assert first_crossing(smaller, shifted) == pytest.approx(10**10.6)  # curves evaluated at other budgets
-    assert first_crossing(smaller, (c, smaller[1] + 0.01)) is None  # a larger model that never overtakes
-    late = (np.geomspace(2e13, 1e14, 5), np.full(5, 1.0))  # no common budgets
-    assert first_crossing(smaller, late) is None
+    x = np.log10(c)
+    smaller = (c, 4.0 - 0.10 * x)
+    larger = (c, 6.11 - 0.30 * x)  # equal at C = 10^10.55, below after it
+    assert crossings(smaller, larger) == (pytest.approx(10**10.6), pytest.approx(10**10.6), 1)
+    other_budgets = np.geomspace(1e10, 1e12, 21)
+    assert crossings(smaller, (other_budgets, 6.11 - 0.30 * np.log10(other_budgets)))[:2] == (
+        pytest.approx(10**10.6), pytest.approx(10**10.6))
+    wiggle = (c, smaller[1] + np.where((x > 9.45) & (x < 9.75), -0.01, 0.01) * (x < 11.05) - 0.01 * (x >= 11.05))
+    first, stays, changes = crossings(smaller, wiggle)  # below early, back above, below for good from 10^11.1
+    assert (first, stays, changes) == (pytest.approx(10**9.5), pytest.approx(10**11.1), 3)
+    assert crossings(smaller, (c, smaller[1] + 0.01)) == (None, None, 0)  # never overtakes
+    assert crossings(smaller, (np.geomspace(2e13, 1e14, 5), np.full(5, 1.0))) == (None, None, 0)
 
 
 def test_equal_compute_budgets_end_every_size_at_the_same_compute():

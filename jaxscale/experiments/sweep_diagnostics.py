@@ -8,9 +8,14 @@ Three questions decide whether a Method-1 exponent of a sweep measures anything:
 2. **Who holds the frontier?** Per basis, each size that is N*(C) somewhere on the fitted
    budgets, with the budgets where it is; fewer than three sizes give no exponent.
 3. **Do the curves cross?** For each pair of consecutive sizes (by N_T), the compute C_T at which
-   the larger size's best-rate constant curve first drops below the smaller's, if it does where
-   both were evaluated. A pair that never crosses means the larger size never overtakes within
+   the larger size's best-rate constant curve first drops below the smaller's, the compute from
+   which it stays below, and how often the order changes (more than once: the curves are closer
+   than their noise). A pair that never crosses means the larger size never overtakes within
    the sweep, so the frontier cannot move from one to the other.
+
+The frontier rows also give the share of fitted budgets held by the smallest and by the largest
+size trained: there N* is censored (the optimum may lie beyond the sizes trained), so a large
+share flattens N*(C) by construction.
 """
 
 from __future__ import annotations
@@ -37,27 +42,35 @@ def learning_rate_rows(losses: dict[str, dict[float, float]], best: dict[str, fl
 
 
 def frontier_rows(fit: AllocationLaws, size_of: dict[float, str]) -> list[dict[str, Any]]:
-    """Per size on the fitted frontier: its name, and the first and last budget where it is N*."""
+    """Per size on the fitted frontier: its name, the first and last budget where it is N*, and
+    how many (and what share) of the fitted budgets it holds."""
     rows = []
     for n in fit.sizes:
         c = fit.c[fit.n_opt == n]
         rows.append({"size": size_of.get(float(n), f"N={n:.4g}"), "n": float(n), "c_first": float(c.min()),
-                     "c_last": float(c.max()), "budgets": int(len(c))})
+                     "c_last": float(c.max()), "budgets": int(len(c)), "share": len(c) / len(fit.c)})
     return rows
 
 
-def first_crossing(smaller: tuple[np.ndarray, np.ndarray], larger: tuple[np.ndarray, np.ndarray]) -> float | None:
-    """The first compute, on the union of both curves' evaluation points inside their common
-    range, at which ``larger``'s loss (linear in log C) is below ``smaller``'s; None if never.
-    Each curve is (C, loss) sorted by C."""
+def crossings(smaller: tuple[np.ndarray, np.ndarray], larger: tuple[np.ndarray, np.ndarray]
+              ) -> tuple[float | None, float | None, int]:
+    """Where ``larger``'s loss is below ``smaller``'s, on the union of both curves' evaluation
+    points inside their common range (each curve (C, loss) sorted by C, read linearly in log C):
+    the first such compute, the compute from which it stays below to the end of that range
+    (None for either if there is none), and how many times the order changes."""
     low, high = max(smaller[0][0], larger[0][0]), min(smaller[0][-1], larger[0][-1])
     grid = np.union1d(smaller[0], larger[0])
     grid = grid[(grid >= low) & (grid <= high)]
     if grid.size == 0:
-        return None
+        return None, None, 0
     gap = np.interp(np.log(grid), np.log(larger[0]), larger[1]) - np.interp(np.log(grid), np.log(smaller[0]), smaller[1])
-    below = np.flatnonzero(gap < 0)
-    return float(grid[below[0]]) if below.size else None
+    below = gap < 0
+    changes = int(np.count_nonzero(below[1:] != below[:-1]))
+    if not below.any():
+        return None, None, changes
+    above = np.flatnonzero(~below)
+    stays = None if not below[-1] else float(grid[above[-1] + 1 if above.size else 0])
+    return float(grid[np.argmax(below)]), stays, changes
 
 
 def crossing_rows(curves: RunsTable, run_of: dict[str, str], sizes: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -70,8 +83,11 @@ def crossing_rows(curves: RunsTable, run_of: dict[str, str], sizes: list[dict[st
         return curves.c[rows], curves.loss[rows]
 
     ordered = [s["name"] for s in sorted(sizes, key=lambda s: s["n_total"]) if s["name"] in run_of]
-    return [{"smaller": a, "larger": b, "c_crossing": first_crossing(curve(a), curve(b))}
-            for a, b in zip(ordered, ordered[1:])]
+    rows = []
+    for a, b in zip(ordered, ordered[1:]):
+        first, stays, changes = crossings(curve(a), curve(b))
+        rows.append({"smaller": a, "larger": b, "c_first_below": first, "c_below_from": stays, "order_changes": changes})
+    return rows
 
 
 def sweep_diagnostics(curves: RunsTable, sizes: list[dict[str, Any]], losses: dict[str, dict[float, float]],
@@ -103,10 +119,12 @@ def format_diagnostics(report: dict[str, Any]) -> str:
         lines.append(f"| {r['size']} | {tried} | {r['best_lr']} | {'yes' if r['at_edge'] else 'no'} |")
     for basis, rows in report["frontier"].items():
         lines += ["", f"## Frontier of experiment 1, {basis} basis: {len(rows)} sizes", "",
-                  "| size | N | budgets C where it is N* | budgets |", "|---|---|---|---|"]
-        lines += [f"| {r['size']} | {r['n']:.4g} | {r['c_first']:.3g} – {r['c_last']:.3g} | {r['budgets']} |"
-                  for r in rows]
-    lines += ["", "## Curve crossings (best-rate constant runs, C_T)", "", "| smaller | larger | first C_T where the larger is below |",
-              "|---|---|---|"]
-    lines += [f"| {r['smaller']} | {r['larger']} | {_compute(r['c_crossing'])} |" for r in report["crossings"]]
+                  "| size | N | budgets C where it is N* | budgets (share) |", "|---|---|---|---|"]
+        lines += [f"| {r['size']} | {r['n']:.4g} | {r['c_first']:.3g} – {r['c_last']:.3g} | {r['budgets']} "
+                  f"({r['share']:.0%}) |" for r in rows]
+    lines += ["", "## Curve crossings (best-rate constant runs, C_T, within both curves' range)", "",
+              "| smaller | larger | first C_T with the larger below | below from C_T on | order changes |",
+              "|---|---|---|---|---|"]
+    lines += [f"| {r['smaller']} | {r['larger']} | {_compute(r['c_first_below'])} | {_compute(r['c_below_from'])} | "
+              f"{r['order_changes']} |" for r in report["crossings"]]
     return "\n".join(lines) + "\n"
