@@ -10,11 +10,12 @@ N_T/C_T versus N_\\E/C_\\E, best LR, no anneal) and Experiment 2's four schemes:
 3. best learning rate, cosine annealed to the budget (Kaplan's scheme);
 4. best learning rate, cosine annealed at 0.25, 0.5, 0.75, 1, 1.5, 2 x the budget (Chinchilla's).
 
-Presets: ``smoke`` (the whole pipeline in well under 3 minutes on 2 cores), ``cpu`` (Experiment 1
-in under an hour on 2 cores: vocabulary 512 and context 32, so embeddings are most of the
-smallest model and a small part of the largest), ``paper`` (Pearce & Song's settings for
-accelerators: N_T 0.8M-4.6M with the GPT-2-sized vocabulary, context 16, 65,536 tokens per
-update, 4000/8000 updates, learning rates 0.001-0.05).
+Presets: ``smoke`` (the whole pipeline in well under 3 minutes on 2 cores), ``cpu`` (both
+experiments in under an hour on 2 cores: five sizes, N_T 14.6k-59k with vocabulary 1024, so
+embeddings are 87% of the smallest and 57% of the largest, every size trained to the same final
+compute C_T; docs/sweep_protocol.md), ``paper`` (Pearce & Song's settings for accelerators: N_T
+0.8M-4.6M with the GPT-2-sized vocabulary, context 16, 65,536 tokens per update, 4000/8000
+updates, learning rates 0.001-0.05).
 """
 
 from __future__ import annotations
