@@ -58,7 +58,8 @@ def check_nd(law: Law, held: tuple[str, ...] = ()) -> None:
     if law.inputs[1] != "D" or law.inputs[2:] != held:
         free = law.inputs[2 + len(held):]
         fix = f" (hold {', '.join(free)} fixed with law.given)" if free else ""
-        raise ValueError(f"compute-optimal allocation needs a law of {', '.join(('N', 'D', *held))}; "
+        *first, last = ("N", "D", *held)
+        raise ValueError(f"compute-optimal allocation needs a law of {', '.join(first)} and {last}; "
                          f"{law.name} is of {law.inputs}{fix}")
 
 

@@ -160,7 +160,7 @@ def test_the_law_needs_its_unique_tokens_held_fixed(tmp_path):
         optimal_allocation(LAW, MUENNIGHOFF, 1e22)
     with pytest.raises(ValueError, match=r"holds \['U_D'\] fixed; got \['U'\]"):
         LAW.given(U=1e9)
-    with pytest.raises(ValueError, match="needs a law of N, D, U_D; chinchilla is of"):
+    with pytest.raises(ValueError, match="needs a law of N, D and U_D; chinchilla is of"):
         optimal_allocation_given_unique_tokens(chinchilla.LAW, chinchilla.CHINCHILLA, 1e22, 1e9)
     with pytest.raises(ValueError, match="U_D must be > 0"):
         LAW.given(U_D=-1.0)
