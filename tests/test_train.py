@@ -162,7 +162,7 @@ lm.train(spec, data, {str(tmp_path / 'killed')!r}, progress=False)
     assert resumed.wait(timeout=300) == 0
     curve = _losses(lm.read_curve(tmp_path / "killed"))
     np.testing.assert_array_equal(curve[:, 0], reference[:, 0])
-    np.testing.assert_allclose(curve, reference, rtol=1e-6)
+    np.testing.assert_allclose(curve, reference, rtol=1e-5)
 
 
 def test_eight_devices_equal_one_device(tmp_path):
