@@ -101,11 +101,14 @@ class Word2VecParams(NamedTuple):
 
 
 class HuffmanPaths(NamedTuple):
-    """Device copy of a :class:`jaxscale.text.huffman.HuffmanTree`."""
+    """Device copy of a :class:`jaxscale.text.huffman.HuffmanTree`, one int32 per path entry.
 
-    points: jax.Array  # (V, L) int32
-    codes: jax.Array  # (V, L) float32
-    mask: jax.Array  # (V, L) float32, 1 on the path
+    ``paths[w, j] = 4 n + 2 c + 1`` for the j-th inner node n of w's path and its code c; entries
+    past the path's end hold ``4 root`` (valid bit 0). One gather then fetches node, code and
+    mask, and padding reads and writes the root's row, which every path keeps in cache.
+    """
+
+    paths: jax.Array  # (V, L) int32
 
 
 class Batch(NamedTuple):
@@ -136,11 +139,16 @@ def init_params(vocab_size: int, config: Word2VecConfig) -> Word2VecParams:
 
 
 def huffman_paths(points: np.ndarray, codes: np.ndarray, lengths: np.ndarray) -> HuffmanPaths:
-    """Move a Huffman tree to the device, with a float mask of the valid path entries."""
-    mask = np.arange(points.shape[1])[None, :] < np.asarray(lengths)[:, None]
-    return HuffmanPaths(
-        jnp.asarray(points, jnp.int32), jnp.asarray(codes, jnp.float32), jnp.asarray(mask, jnp.float32)
-    )
+    """Move a Huffman tree to the device, packed as :class:`HuffmanPaths` describes."""
+    valid = np.arange(points.shape[1])[None, :] < np.asarray(lengths)[:, None]
+    root = points[0, 0]  # every path starts at the root
+    entries = 4 * points.astype(np.int64) + 2 * codes + 1
+    return HuffmanPaths(jnp.asarray(np.where(valid, entries, 4 * root), jnp.int32))
+
+
+def path_entries(entries: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Inner nodes and signs (1 - 2c on the path, 0 past its end) of packed path entries."""
+    return entries >> 2, ((entries & 1) * (1 - (entries & 2))).astype(jnp.float32)
 
 
 def hidden(w_in: jax.Array, batch: Batch, model: str) -> jax.Array:
@@ -190,8 +198,7 @@ def hierarchical_softmax(w_out: jax.Array, h: jax.Array, batch: Batch, tree: Huf
     used by more than ``row_cap`` examples of the batch therefore gets its summed step scaled
     to ``row_cap`` examples' worth (deeper, rarer nodes are untouched).
     """
-    points = tree.points[batch.targets]  # (B, L)
-    sign = (1.0 - 2.0 * tree.codes[batch.targets]) * tree.mask[batch.targets]
+    points, sign = path_entries(tree.paths[batch.targets])  # (B, L) each
     nodes = w_out[points]  # (B, L, d)
     scores = jnp.einsum("bd,bld->bl", h, nodes)
     loglik = jnp.sum(jnp.abs(sign) * jax.nn.log_sigmoid(sign * scores), -1)

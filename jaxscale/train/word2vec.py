@@ -129,7 +129,7 @@ def epoch_examples(
         else:
             has_context = mask.any(1)
             example = {
-                "inputs": kept[pos[has_context]],
+                "inputs": np.where(mask[has_context], kept[pos[has_context]], 0),
                 "input_mask": mask[has_context].astype(np.float32),
                 "targets": kept[centre[has_context]],
             }
