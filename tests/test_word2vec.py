@@ -60,7 +60,9 @@ def test_sgd_step_follows_the_log_likelihood_gradient(model, loss):
     tree = huffman_paths(*build_huffman(counts)) if loss == "hs" else None
     params = init_params(6, config)
     params = params._replace(w_out=jax.random.normal(jax.random.key(0), params.w_out.shape, jnp.float32) * 0.3)
-    inputs = jnp.array([0, 1, 2, 3]) if model == "skipgram" else jnp.array([[0, 1], [1, 2], [2, 3], [3, 4]])
+    # skip-gram NEG trains one (context, centre) pair per example; the others a centre's whole context
+    pairs = model == "skipgram" and loss == "neg"
+    inputs = jnp.array([0, 1, 2, 3]) if pairs else jnp.array([[0, 1], [1, 2], [2, 3], [3, 4]])
     batch = Batch(
         inputs=inputs,
         input_mask=jnp.ones((4, 2), jnp.float32),
@@ -75,7 +77,7 @@ def test_sgd_step_follows_the_log_likelihood_gradient(model, loss):
 
     grad = jax.grad(loglik)(params)
     np.testing.assert_allclose(new.w_out - params.w_out, 0.1 * grad.w_out, atol=1e-6)
-    if model == "skipgram":
+    if model == "skipgram":  # each pair's step goes to its own context word
         np.testing.assert_allclose(new.w_in - params.w_in, 0.1 * grad.w_in, atol=1e-6)
     else:  # word2vec gives each context word the full step for the mean h: 2 words x gradient
         np.testing.assert_allclose(new.w_in - params.w_in, 2 * 0.1 * grad.w_in, atol=1e-6)
@@ -295,7 +297,7 @@ def test_hs_row_cap_scales_only_heavily_used_nodes():
     base = Word2VecConfig(loss="hs", dim=4, batch=8, neg_block=1, hs_row_cap=1e9)
     params = init_params(6, base)
     params = params._replace(w_out=jax.random.normal(jax.random.key(1), params.w_out.shape, jnp.float32))
-    batch = Batch(inputs=jnp.arange(8) % 6, input_mask=jnp.zeros((8, 1)), targets=jnp.array([0, 0, 0, 0, 0, 1, 2, 5]),
+    batch = Batch(inputs=(jnp.arange(8) % 6)[:, None], input_mask=jnp.ones((8, 1)), targets=jnp.array([0, 0, 0, 0, 0, 1, 2, 5]),
                   alpha=jnp.full(8, 0.1, jnp.float32), negatives=jnp.zeros((8, 1), jnp.int32))
     free, _ = sgd_step(params, batch, base, tree)
     capped, _ = sgd_step(params, batch, dataclasses.replace(base, hs_row_cap=2.0), tree)

@@ -152,12 +152,19 @@ def path_entries(entries: jax.Array) -> tuple[jax.Array, jax.Array]:
 
 
 def hidden(w_in: jax.Array, batch: Batch, model: str) -> jax.Array:
-    """h: the centre word's vector (skip-gram) or the mean of the context vectors (CBOW)."""
+    """h: the mean of the context vectors (CBOW, (B, d)) or each input word's own vector (skip-gram:
+    (B, d) for one context word per example, (B, 2C, d) for a centre word's whole context)."""
     if model == "skipgram":
         return w_in[batch.inputs]
     summed = jnp.einsum("bc,bcd->bd", batch.input_mask, w_in[batch.inputs])
     count = jnp.maximum(batch.input_mask.sum(-1, keepdims=True), 1.0)
     return summed / count
+
+
+def log_sigmoid_and_complement(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """log s(x) and s(-x) = 1 - s(x) from one exponential, exp(-|x|) (stable for any x)."""
+    e = jnp.exp(-jnp.abs(x))
+    return jnp.minimum(x, 0.0) - jnp.log1p(e), jnp.where(x >= 0, e, 1.0) / (1.0 + e)
 
 
 def negative_sampling(w_out: jax.Array, h: jax.Array, batch: Batch, neg_block: int):
@@ -175,9 +182,11 @@ def negative_sampling(w_out: jax.Array, h: jax.Array, batch: Batch, neg_block: i
     valid = batch.negatives[:, None, :] != batch.targets.reshape(g, neg_block)[:, :, None]
     s_pos = jnp.sum(hb * pos, -1)
     s_neg = jnp.einsum("gbd,gkd->gbk", hb, neg)
-    loglik = jax.nn.log_sigmoid(s_pos) + jnp.sum(valid * jax.nn.log_sigmoid(-s_neg), -1)
-    g_pos = (1.0 - jax.nn.sigmoid(s_pos)) * alpha  # alpha * d loglik / d s_pos
-    g_neg = -jax.nn.sigmoid(s_neg) * valid * alpha[..., None]
+    log_pos, s_pos_c = log_sigmoid_and_complement(s_pos)
+    log_neg, s_neg_c = log_sigmoid_and_complement(-s_neg)
+    loglik = log_pos + jnp.sum(valid * log_neg, -1)
+    g_pos = s_pos_c * alpha  # alpha * d loglik / d s_pos = alpha (1 - s(s_pos))
+    g_neg = -s_neg_c * valid * alpha[..., None]  # s(-(-s_neg)) = s(s_neg)
     dh = g_pos[..., None] * pos + jnp.einsum("gbk,gkd->gbd", g_neg, neg)
     d_pos = g_pos[..., None] * hb
     d_neg = jnp.einsum("gbk,gbd->gkd", g_neg, hb)
@@ -193,28 +202,41 @@ def hierarchical_softmax(w_out: jax.Array, h: jax.Array, batch: Batch, tree: Huf
     convention: code 0 is the [[...]] = +1 branch). Returns the same tuple as
     :func:`negative_sampling`.
 
+    ``h`` is (B, d), one input vector per target, or (B, K, d): K input vectors (skip-gram's
+    context words, weighted by ``input_mask``) that each predict the same target. The second
+    form is skip-gram's pairs grouped by centre word: the path's nodes are gathered, and their
+    summed steps scattered, once per centre instead of once per pair.
+
     The top of the tree lies on every path, so in a batch the root receives B summed steps where
     the sequential tool applies them one at a time with feedback; that diverges. An inner node
-    used by more than ``row_cap`` examples of the batch therefore gets its summed step scaled
-    to ``row_cap`` examples' worth (deeper, rarer nodes are untouched).
+    used by more than ``row_cap`` examples (pairs) of the batch therefore gets its summed step
+    scaled to ``row_cap`` examples' worth (deeper, rarer nodes are untouched).
     """
+    per_target = h.ndim == 2
+    h3 = h[:, None, :] if per_target else h  # (B, K, d)
+    weight = jnp.ones(h3.shape[:2], jnp.float32) if per_target else batch.input_mask  # (B, K)
     points, sign = path_entries(tree.paths[batch.targets])  # (B, L) each
     nodes = w_out[points]  # (B, L, d)
-    scores = jnp.einsum("bd,bld->bl", h, nodes)
-    loglik = jnp.sum(jnp.abs(sign) * jax.nn.log_sigmoid(sign * scores), -1)
-    g = sign * jax.nn.sigmoid(-sign * scores) * batch.alpha[:, None]  # alpha * d loglik / d score
-    dh = jnp.einsum("bl,bld->bd", g, nodes)
-    uses = jnp.zeros(w_out.shape[0], jnp.float32).at[points].add(jnp.abs(sign))
-    g_out = g * jnp.minimum(1.0, row_cap / jnp.maximum(uses[points], 1.0))
-    steps = g_out[..., None] * h[:, None, :]
-    return jnp.sum(loglik * (batch.alpha > 0)), dh, points.reshape(-1), steps.reshape(-1, h.shape[1])
+    scores = jnp.einsum("bkd,bld->bkl", h3, nodes)
+    sign3 = sign[:, None, :]
+    on = jnp.abs(sign3) * weight[..., None] * (batch.alpha > 0)[:, None, None]
+    log_s, s_neg = log_sigmoid_and_complement(sign3 * scores)
+    loglik = jnp.sum(on * log_s)
+    g = sign3 * s_neg * (weight * batch.alpha[:, None])[..., None]  # alpha * d loglik / d score
+    dh = jnp.einsum("bkl,bld->bkd", g, nodes)
+    uses = jnp.zeros(w_out.shape[0], jnp.float32).at[points].add(jnp.abs(sign) * weight.sum(1, keepdims=True))
+    g_out = g * jnp.minimum(1.0, row_cap / jnp.maximum(uses[points], 1.0))[:, None, :]
+    # a materialised (B, L, K) copy: XLA CPU's fast batched matmul wants the contraction minor
+    steps = jnp.einsum("blk,bkd->bld", jax.lax.optimization_barrier(g_out.swapaxes(1, 2)), h3)
+    return loglik, dh.reshape(h.shape), points.reshape(-1), steps.reshape(-1, h.shape[-1])
 
 
 def input_updates(batch: Batch, dh: jax.Array, model: str) -> tuple[jax.Array, jax.Array]:
-    """Rows of the input vectors to move and their steps: the step for h goes to the centre word
-    (skip-gram) or, as in word2vec and gensim's ``cbow_mean``, in full to every context word."""
+    """Rows of the input vectors to move and their steps: each input word's step goes to it
+    (skip-gram), or the step for the mean h goes in full to every context word (CBOW, as in
+    word2vec and gensim's ``cbow_mean``)."""
     if model == "skipgram":
-        return batch.inputs, dh
+        return batch.inputs.reshape(-1), dh.reshape(-1, dh.shape[-1])
     steps = batch.input_mask[..., None] * dh[:, None, :]
     return batch.inputs.reshape(-1), steps.reshape(-1, dh.shape[1])
 

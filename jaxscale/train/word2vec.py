@@ -122,7 +122,7 @@ def epoch_examples(
         radius = rng.integers(1, config.window + 1, size=min(SEGMENT, len(kept) - lo))
         pos, mask = context_windows(sentence, radius, config.window, lo)
         centre = np.arange(lo, lo + len(radius))
-        if config.model == "skipgram":
+        if config.model == "skipgram" and config.loss == "neg":
             row, col = np.nonzero(mask)
             example = {"inputs": kept[pos[row, col]], "targets": kept[centre[row]]}
             centre = centre[row]
