@@ -8,7 +8,8 @@ context word from the centre word, Q = C x (D + D x log2(V)) (Eq. 5). Mikolov et
 
 - negative sampling (Eq. 4): maximise log s(v'_O . h) + sum_{i=1..k} E_{w_i ~ P_n} log s(-v'_{w_i} . h);
   as in the word2vec tool, skip-gram's pair (centre c, context o) uses h = v_o to predict c
-  (the pairs are symmetric, and this orientation trained better than h = v_c);
+  (the pairs are symmetric, and this orientation trained better than h = v_c); with the
+  hierarchical softmax a batch example is a centre word with all its pairs, which share c's path;
 - hierarchical softmax (Eq. 3): p(w | h) = prod_{j=1}^{L(w)-1} s([[n(w,j+1) = ch(n(w,j))]] v'_{n(w,j)} . h)
   over the Huffman path of w,
 
@@ -55,7 +56,8 @@ class Word2VecConfig:
     alpha: float | None = None  # None: 0.025 for skip-gram, 0.05 for CBOW (Mikolov's defaults)
     min_alpha_ratio: float = 1e-4  # alpha never drops below alpha * min_alpha_ratio
     # examples per SGD step; None: 1024 for NEG (256 scored the same on the benchmark, 1.4x slower),
-    # 256 for HS (its (batch, path, d) tensors then stay in cache: 1.3-1.45x faster than 1024)
+    # 256 for HS (its (batch, path, d) tensors then stay in cache: 1.3-1.45x faster than 1024;
+    # a skip-gram HS example is a centre word with its ~2C pairs; 128 and 512 were not faster)
     batch: int | None = None
     neg_block: int = 16  # consecutive examples sharing their k negatives
     strided: bool = True  # a batch takes every steps_per_chunk-th example of its chunk (see train)
@@ -114,8 +116,8 @@ class HuffmanPaths(NamedTuple):
 class Batch(NamedTuple):
     """One SGD step's examples.
 
-    ``inputs`` holds the centre word (skip-gram, shape (B,)) or the context words (CBOW,
-    shape (B, 2C) with ``input_mask``); ``targets`` the word to predict; ``alpha`` the
+    ``inputs`` holds one context word (skip-gram NEG, shape (B,)) or all of them (CBOW and
+    skip-gram HS, shape (B, 2C) with ``input_mask``); ``targets`` the centre word; ``alpha`` the
     learning rate of each example (0 marks padding); ``negatives`` (B / neg_block, k).
     """
 
@@ -170,7 +172,8 @@ def log_sigmoid_and_complement(x: jax.Array) -> tuple[jax.Array, jax.Array]:
 def negative_sampling(w_out: jax.Array, h: jax.Array, batch: Batch, neg_block: int):
     """NEG output layer (Mikolov 2013b Eq. 4) with negatives shared by blocks of examples.
 
-    Returns (-loss summed over examples, SGD step for h, output rows touched, their SGD steps).
+    Returns (-loss summed over examples, SGD step for h, output rows touched, their SGD steps:
+    index array R and steps of shape R.shape + (d,)).
     A sampled negative equal to the example's target is skipped, as in word2vec.
     """
     b, d = h.shape
@@ -228,7 +231,7 @@ def hierarchical_softmax(w_out: jax.Array, h: jax.Array, batch: Batch, tree: Huf
     g_out = g * jnp.minimum(1.0, row_cap / jnp.maximum(uses[points], 1.0))[:, None, :]
     # a materialised (B, L, K) copy: XLA CPU's fast batched matmul wants the contraction minor
     steps = jnp.einsum("blk,bkd->bld", jax.lax.optimization_barrier(g_out.swapaxes(1, 2)), h3)
-    return loglik, dh.reshape(h.shape), points.reshape(-1), steps.reshape(-1, h.shape[-1])
+    return loglik, dh.reshape(h.shape), points, steps
 
 
 def input_updates(batch: Batch, dh: jax.Array, model: str) -> tuple[jax.Array, jax.Array]:
@@ -236,9 +239,8 @@ def input_updates(batch: Batch, dh: jax.Array, model: str) -> tuple[jax.Array, j
     (skip-gram), or the step for the mean h goes in full to every context word (CBOW, as in
     word2vec and gensim's ``cbow_mean``)."""
     if model == "skipgram":
-        return batch.inputs.reshape(-1), dh.reshape(-1, dh.shape[-1])
-    steps = batch.input_mask[..., None] * dh[:, None, :]
-    return batch.inputs.reshape(-1), steps.reshape(-1, dh.shape[1])
+        return batch.inputs, dh
+    return batch.inputs, batch.input_mask[..., None] * dh[:, None, :]
 
 
 def sparse_updates(params: Word2VecParams, batch: Batch, config: Word2VecConfig, tree: HuffmanPaths | None):

@@ -5,8 +5,10 @@ Per epoch, as in the word2vec tool (Mikolov et al. 2013a/b):
 1. every occurrence of word w is kept with probability ``keep_probability`` (Mikolov 2013b
    Eq. 5, see :mod:`jaxscale.text.vocab`); discarded words are removed before windowing;
 2. each kept centre word draws a radius R uniformly from 1..C (2013a §3.2) and pairs with the
-   kept words at distance <= R in the same sentence (skip-gram: one example per pair;
-   CBOW: one example per centre, its context words averaged);
+   kept words at distance <= R in the same sentence (skip-gram NEG: one example per pair;
+   CBOW: one example per centre, its context words averaged; skip-gram HS: one example per
+   centre holding its whole context, each context word a separate pair against the centre's
+   Huffman path, so the path is fetched once for all of them);
 3. the learning rate decays linearly from alpha to ~0 with the fraction of corpus words
    processed over all epochs.
 
@@ -106,8 +108,9 @@ def epoch_examples(
 ) -> Iterator[dict[str, np.ndarray]]:
     """The training examples of one epoch, in corpus order, as numpy arrays per segment.
 
-    Keys: ``inputs`` (B,) context-word ids (skip-gram, which predicts the centre word from each
-    context word, as word2vec does) or (B, 2C) context ids (CBOW), ``input_mask``,
+    Keys: ``inputs`` (B,) context-word ids (skip-gram NEG, which predicts the centre word from
+    each context word, as word2vec does) or (B, 2C) context ids (CBOW and skip-gram HS; padding
+    entries hold word 0 with mask 0, so they touch one row that stays in cache), ``input_mask``,
     ``targets``, ``alpha`` (learning rate per example) and ``position`` (corpus index of the
     centre word, for progress).
     """
