@@ -37,6 +37,7 @@ import numpy as np
 
 from jaxscale.models.word2vec import (
     Batch,
+    HuffmanPaths,
     Word2VecConfig,
     Word2VecParams,
     huffman_paths,
@@ -182,6 +183,15 @@ def to_batches(
     return Batch(shape(chunk["inputs"]), shape(mask), shape(chunk["targets"]), shape(chunk["alpha"]), negatives)
 
 
+def training_tables(vocab: Vocab, config: Word2VecConfig) -> tuple[np.ndarray, np.ndarray, HuffmanPaths | None]:
+    """What training looks words up in: each word's probability of surviving subsampling, the
+    cumulative noise distribution (NEG) and the device Huffman paths (HS, else None)."""
+    keep = keep_probability(vocab.counts, config.sample).astype(np.float32)
+    cumulative_noise = np.cumsum(noise_distribution(vocab.counts))
+    tree = huffman_paths(*build_huffman(vocab.counts)) if config.loss == "hs" else None
+    return keep, cumulative_noise, tree
+
+
 def train_word2vec(
     ids: np.ndarray,
     vocab: Vocab,
@@ -204,9 +214,7 @@ def train_word2vec(
         raise ValueError("corpus is empty: no in-vocabulary words to train on")
     if len(vocab) < 2:
         raise ValueError(f"vocabulary must hold at least 2 words; got {len(vocab)}")
-    keep = keep_probability(vocab.counts, config.sample).astype(np.float32)
-    cumulative_noise = np.cumsum(noise_distribution(vocab.counts))
-    tree = huffman_paths(*build_huffman(vocab.counts)) if config.loss == "hs" else None
+    keep, cumulative_noise, tree = training_tables(vocab, config)
     train_chunk = make_train_chunk(config, tree)
     params = init_params(len(vocab), config)
     done = 0
