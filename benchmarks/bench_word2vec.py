@@ -13,14 +13,24 @@ hierarchical softmax with both tools (same settings otherwise) and prints one ro
 architecture: how the architectures rank against each other with each tool, beside Mikolov
 2013a Table 3 and 2013b Table 1.
 
+With ``--profile`` it trains nothing to the end: for each architecture it times building the
+examples of a few chunks on the host, then runs those chunks under the JAX profiler and splits
+the device time over the compiled step's operations (gathers, scatter-adds, matrix products,
+reductions, copies, element-wise), as shares of the traced time (tracing slows each operation).
+
     nice -n 10 python benchmarks/bench_word2vec.py [--json] [--chars N] [--epochs E] [--workers W]
     nice -n 10 python benchmarks/bench_word2vec.py --architectures --epochs 1 [--json]
+    nice -n 10 python benchmarks/bench_word2vec.py --profile [--chunks 4] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import json
+import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -92,6 +102,93 @@ def compare(words: list[str], model: str, loss: str, args, progress: bool) -> di
     }
 
 
+OP_KINDS = ("scatter", "gather", "dot", "reduce", "copy")  # the first one found names a fusion
+
+
+def op_kind(name: str, hlo: str) -> str | None:
+    """What an operation of the optimised HLO module does, read from its (fused) instructions."""
+    found = re.search(rf"^\s*(?:ROOT )?%{re.escape(name)} = .*? (\w[\w-]*)\((.*)$", hlo, re.M)
+    if found is None:
+        return None
+    opcode, rest = found.groups()
+    if opcode == "fusion":
+        body = re.search(r"calls=%([\w.\-]+)", rest)
+        text = re.search(rf"^%{re.escape(body.group(1))} .*?^}}", hlo, re.M | re.S).group(0) if body else ""
+        return next((kind for kind in OP_KINDS if f" {kind}(" in text), "elementwise")
+    return opcode if opcode in OP_KINDS else "elementwise" if opcode != "while" else None
+
+
+def device_profile(train_chunk, params, batches, hlo: str) -> dict[str, float]:
+    """Seconds per operation kind of ``train_chunk`` over ``batches``, from a profiler trace."""
+    import jax
+
+    with tempfile.TemporaryDirectory() as folder:
+        with jax.profiler.trace(folder, create_perfetto_trace=True):
+            for batch in batches:
+                params, _ = train_chunk(params, batch)
+            jax.block_until_ready(params)
+        (trace,) = Path(folder).rglob("*.trace.json.gz")
+        events = json.loads(gzip.decompress(trace.read_bytes()))["traceEvents"]
+    seconds: dict[str, float] = {}
+    for event in events:
+        kind = op_kind(event["name"], hlo) if event.get("ph") == "X" else None
+        if kind is not None:
+            seconds[kind] = seconds.get(kind, 0.0) + event["dur"] * 1e-6
+    return seconds
+
+
+def profile(ids, vocab, model: str, loss: str, chunks: int) -> dict:
+    """Host and device time per corpus word of one architecture, the device's split by operation."""
+    import jax
+
+    from jaxscale.models.word2vec import Word2VecConfig, init_params, make_train_chunk
+    from jaxscale.train.word2vec import epoch_examples, fixed_chunks, to_batches, training_tables
+
+    config = Word2VecConfig(model=model, loss=loss)
+    keep, noise, tree = training_tables(vocab, config)
+    stream = fixed_chunks(epoch_examples(ids, keep, config, 0), config.steps_per_chunk * config.batch)
+    chunk_list = [next(stream)]  # the epoch's set-up, and the chunk that compiles the step
+    batches = [to_batches(chunk_list[0], config, noise, 0, 0)]
+    start = time.perf_counter()
+    for i in range(1, chunks + 1):
+        chunk_list.append(next(stream))
+        batches.append(to_batches(chunk_list[-1], config, noise, 0, i))
+    host = time.perf_counter() - start
+    train_chunk = make_train_chunk(config, tree)
+    params = init_params(len(vocab), config)
+    hlo = train_chunk.lower(params, batches[0]).compile().as_text()
+    params, _ = jax.block_until_ready(train_chunk(params, batches[0]))
+    start = time.perf_counter()
+    for batch in batches[1:]:
+        params, _ = train_chunk(params, batch)
+    jax.block_until_ready(params)
+    device = time.perf_counter() - start
+    seconds = device_profile(train_chunk, params, batches[1:], hlo)
+    words = int(chunk_list[-1]["position"][-1]) - int(chunk_list[0]["position"][-1])
+    examples = chunks * config.steps_per_chunk * config.batch
+    return {
+        "model": model,
+        "loss": loss,
+        "examples_per_word": examples / words,
+        "host_ns_per_word": 1e9 * host / words,
+        "device_ns_per_word": 1e9 * device / words,
+        "device_words_per_second": words / device,
+        # the profiler slows every operation down, so its times are reported as shares
+        **{f"{kind}_share": seconds.get(kind, 0.0) / sum(seconds.values()) for kind in (*OP_KINDS, "elementwise")},
+    }
+
+
+def print_profiles(rows: list[dict]) -> None:
+    kinds = (*OP_KINDS, "elementwise")
+    print(f"{'architecture':14s} {'ex/word':>7s} {'host':>6s} {'device':>7s} {'dev w/s':>9s}  "
+          + " ".join(f"{k:>11s}" for k in kinds))
+    print(f"{'':14s} {'':7s} {'(ns per corpus word)':>24s} {'':9s}  (share of the traced device time)")
+    for r in rows:
+        print(f"{r['model'] + '/' + r['loss']:14s} {r['examples_per_word']:7.2f} {r['host_ns_per_word']:6.0f} "
+              f"{r['device_ns_per_word']:7.0f} {r['device_words_per_second']:9,.0f}  "
+              + " ".join(f"{100 * r[k + '_share']:10.0f}%" for k in kinds))
+
+
 def print_architectures(rows: list[dict]) -> None:
     print(f"{'architecture':14s} {'gensim total (sem/syn)':>24s} {'jaxscale total (sem/syn)':>26s} "
           f"{'gensim w/s':>11s} {'jaxscale w/s':>13s} {'ratio':>6s}")
@@ -110,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--architectures", action="store_true",
                         help="compare all four skip-gram/CBOW x NEG/HS architectures instead")
+    parser.add_argument("--profile", action="store_true",
+                        help="split each architecture's time per word: host examples, device operations")
+    parser.add_argument("--chunks", type=int, default=4, help="chunks timed by --profile")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if not CORPUS.is_file():
@@ -120,6 +220,16 @@ def main(argv: list[str] | None = None) -> int:
     from jaxscale.text.normalize import read_text8_words
 
     words = read_text8_words(CORPUS, args.chars)
+    if args.profile:
+        from jaxscale.train.word2vec import prepare_corpus
+
+        vocab, ids = prepare_corpus(words, min_count=5)
+        rows = [profile(ids, vocab, model, loss, args.chunks) for model, loss in ARCHITECTURES]
+        if args.json:
+            print_json({"rows": rows})
+        else:
+            print_profiles(rows)
+        return 0
     if args.architectures:
         rows = [compare(words, model, loss, args, progress=not args.json) for model, loss in ARCHITECTURES]
         if args.json:

@@ -18,6 +18,8 @@ from jaxscale.models.word2vec import (
     Word2VecConfig,
     huffman_paths,
     init_params,
+    log_sigmoid_and_complement,
+    path_entries,
     sgd_step,
 )
 from jaxscale.text.huffman import build_huffman
@@ -60,7 +62,9 @@ def test_sgd_step_follows_the_log_likelihood_gradient(model, loss):
     tree = huffman_paths(*build_huffman(counts)) if loss == "hs" else None
     params = init_params(6, config)
     params = params._replace(w_out=jax.random.normal(jax.random.key(0), params.w_out.shape, jnp.float32) * 0.3)
-    inputs = jnp.array([0, 1, 2, 3]) if model == "skipgram" else jnp.array([[0, 1], [1, 2], [2, 3], [3, 4]])
+    # skip-gram NEG trains one (context, centre) pair per example; the others a centre's whole context
+    pairs = model == "skipgram" and loss == "neg"
+    inputs = jnp.array([0, 1, 2, 3]) if pairs else jnp.array([[0, 1], [1, 2], [2, 3], [3, 4]])
     batch = Batch(
         inputs=inputs,
         input_mask=jnp.ones((4, 2), jnp.float32),
@@ -75,11 +79,49 @@ def test_sgd_step_follows_the_log_likelihood_gradient(model, loss):
 
     grad = jax.grad(loglik)(params)
     np.testing.assert_allclose(new.w_out - params.w_out, 0.1 * grad.w_out, atol=1e-6)
-    if model == "skipgram":
+    if model == "skipgram":  # each pair's step goes to its own context word
         np.testing.assert_allclose(new.w_in - params.w_in, 0.1 * grad.w_in, atol=1e-6)
     else:  # word2vec gives each context word the full step for the mean h: 2 words x gradient
         np.testing.assert_allclose(new.w_in - params.w_in, 2 * 0.1 * grad.w_in, atol=1e-6)
     assert float(nll) > 0
+
+
+def test_log_sigmoid_and_complement_match_jax_everywhere():
+    x = jnp.array([-200.0, -30.0, -5.0, -0.3, 0.0, 0.3, 5.0, 30.0, 200.0], jnp.float32)
+    log_s, s_neg = log_sigmoid_and_complement(x)
+    np.testing.assert_allclose(log_s, jax.nn.log_sigmoid(x), rtol=1e-6, atol=1e-30)
+    np.testing.assert_allclose(s_neg, jax.nn.sigmoid(-x), rtol=1e-6, atol=1e-30)
+
+
+def test_packed_paths_decode_to_the_huffman_tree():
+    counts = np.array([40, 9, 7, 5, 3, 2, 1])
+    tree = build_huffman(counts)
+    points, sign = (np.asarray(a) for a in path_entries(huffman_paths(*tree).paths))
+    valid = np.arange(points.shape[1])[None, :] < tree.lengths[:, None]
+    np.testing.assert_array_equal(points[valid], tree.points[valid])
+    np.testing.assert_array_equal(sign[valid], 1 - 2 * tree.codes[valid])
+    assert (sign[~valid] == 0).all() and (points[~valid] == len(counts) - 2).all()  # padding: the root
+    assert (~valid).any()
+
+
+def test_skipgram_hs_context_sets_equal_their_pairs():
+    """A centre word trained with its whole context at once = the same (context, centre) pairs."""
+    config = Word2VecConfig(loss="hs", dim=4, batch=6, neg_block=1, hs_row_cap=1e9)
+    counts = np.array([9, 7, 5, 3, 2, 1])
+    tree = huffman_paths(*build_huffman(counts))
+    params = init_params(6, config)
+    params = params._replace(w_out=jax.random.normal(jax.random.key(2), params.w_out.shape, jnp.float32) * 0.3)
+    alpha = jnp.full(2, 0.1, jnp.float32)
+    sets = Batch(inputs=jnp.array([[1, 2, 3, 0], [0, 4, 5, 0]]), input_mask=jnp.array([[1.0, 1, 1, 0], [1, 1, 1, 0]]),
+                 targets=jnp.array([4, 2]), alpha=alpha, negatives=jnp.zeros((2, 1), jnp.int32))
+    pairs = Batch(inputs=jnp.array([1, 2, 3, 0, 4, 5]), input_mask=jnp.zeros((6, 1)),
+                  targets=jnp.array([4, 4, 4, 2, 2, 2]), alpha=jnp.full(6, 0.1, jnp.float32),
+                  negatives=jnp.zeros((6, 1), jnp.int32))
+    from_sets, nll_sets = sgd_step(params, sets, config, tree)
+    from_pairs, nll_pairs = sgd_step(params, pairs, config, tree)
+    np.testing.assert_allclose(from_sets.w_in, from_pairs.w_in, atol=1e-6)
+    np.testing.assert_allclose(from_sets.w_out, from_pairs.w_out, atol=1e-6)
+    np.testing.assert_allclose(nll_sets, nll_pairs, rtol=1e-6)
 
 
 def test_training_is_deterministic_and_learns(corpus):
@@ -295,7 +337,7 @@ def test_hs_row_cap_scales_only_heavily_used_nodes():
     base = Word2VecConfig(loss="hs", dim=4, batch=8, neg_block=1, hs_row_cap=1e9)
     params = init_params(6, base)
     params = params._replace(w_out=jax.random.normal(jax.random.key(1), params.w_out.shape, jnp.float32))
-    batch = Batch(inputs=jnp.arange(8) % 6, input_mask=jnp.zeros((8, 1)), targets=jnp.array([0, 0, 0, 0, 0, 1, 2, 5]),
+    batch = Batch(inputs=(jnp.arange(8) % 6)[:, None], input_mask=jnp.ones((8, 1)), targets=jnp.array([0, 0, 0, 0, 0, 1, 2, 5]),
                   alpha=jnp.full(8, 0.1, jnp.float32), negatives=jnp.zeros((8, 1), jnp.int32))
     free, _ = sgd_step(params, batch, base, tree)
     capped, _ = sgd_step(params, batch, dataclasses.replace(base, hs_row_cap=2.0), tree)

@@ -8,7 +8,8 @@ context word from the centre word, Q = C x (D + D x log2(V)) (Eq. 5). Mikolov et
 
 - negative sampling (Eq. 4): maximise log s(v'_O . h) + sum_{i=1..k} E_{w_i ~ P_n} log s(-v'_{w_i} . h);
   as in the word2vec tool, skip-gram's pair (centre c, context o) uses h = v_o to predict c
-  (the pairs are symmetric, and this orientation trained better than h = v_c);
+  (the pairs are symmetric, and this orientation trained better than h = v_c); with the
+  hierarchical softmax a batch example is a centre word with all its pairs, which share c's path;
 - hierarchical softmax (Eq. 3): p(w | h) = prod_{j=1}^{L(w)-1} s([[n(w,j+1) = ch(n(w,j))]] v'_{n(w,j)} . h)
   over the Huffman path of w,
 
@@ -55,7 +56,8 @@ class Word2VecConfig:
     alpha: float | None = None  # None: 0.025 for skip-gram, 0.05 for CBOW (Mikolov's defaults)
     min_alpha_ratio: float = 1e-4  # alpha never drops below alpha * min_alpha_ratio
     # examples per SGD step; None: 1024 for NEG (256 scored the same on the benchmark, 1.4x slower),
-    # 256 for HS (its (batch, path, d) tensors then stay in cache: 1.3-1.45x faster than 1024)
+    # 256 for HS (its (batch, path, d) tensors then stay in cache: 1.3-1.45x faster than 1024;
+    # a skip-gram HS example is a centre word with its ~2C pairs; 128 and 512 were not faster)
     batch: int | None = None
     neg_block: int = 16  # consecutive examples sharing their k negatives
     strided: bool = True  # a batch takes every steps_per_chunk-th example of its chunk (see train)
@@ -101,18 +103,21 @@ class Word2VecParams(NamedTuple):
 
 
 class HuffmanPaths(NamedTuple):
-    """Device copy of a :class:`jaxscale.text.huffman.HuffmanTree`."""
+    """Device copy of a :class:`jaxscale.text.huffman.HuffmanTree`, one int32 per path entry.
 
-    points: jax.Array  # (V, L) int32
-    codes: jax.Array  # (V, L) float32
-    mask: jax.Array  # (V, L) float32, 1 on the path
+    ``paths[w, j] = 4 n + 2 c + 1`` for the j-th inner node n of w's path and its code c; entries
+    past the path's end hold ``4 root`` (valid bit 0). One gather then fetches node, code and
+    mask, and padding reads and writes the root's row, which every path keeps in cache.
+    """
+
+    paths: jax.Array  # (V, L) int32
 
 
 class Batch(NamedTuple):
     """One SGD step's examples.
 
-    ``inputs`` holds the centre word (skip-gram, shape (B,)) or the context words (CBOW,
-    shape (B, 2C) with ``input_mask``); ``targets`` the word to predict; ``alpha`` the
+    ``inputs`` holds one context word (skip-gram NEG, shape (B,)) or all of them (CBOW and
+    skip-gram HS, shape (B, 2C) with ``input_mask``); ``targets`` the centre word; ``alpha`` the
     learning rate of each example (0 marks padding); ``negatives`` (B / neg_block, k).
     """
 
@@ -136,15 +141,21 @@ def init_params(vocab_size: int, config: Word2VecConfig) -> Word2VecParams:
 
 
 def huffman_paths(points: np.ndarray, codes: np.ndarray, lengths: np.ndarray) -> HuffmanPaths:
-    """Move a Huffman tree to the device, with a float mask of the valid path entries."""
-    mask = np.arange(points.shape[1])[None, :] < np.asarray(lengths)[:, None]
-    return HuffmanPaths(
-        jnp.asarray(points, jnp.int32), jnp.asarray(codes, jnp.float32), jnp.asarray(mask, jnp.float32)
-    )
+    """Move a Huffman tree to the device, packed as :class:`HuffmanPaths` describes."""
+    valid = np.arange(points.shape[1])[None, :] < np.asarray(lengths)[:, None]
+    root = points[0, 0]  # every path starts at the root
+    entries = 4 * points.astype(np.int64) + 2 * codes + 1
+    return HuffmanPaths(jnp.asarray(np.where(valid, entries, 4 * root), jnp.int32))
+
+
+def path_entries(entries: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Inner nodes and signs (1 - 2c on the path, 0 past its end) of packed path entries."""
+    return entries >> 2, ((entries & 1) * (1 - (entries & 2))).astype(jnp.float32)
 
 
 def hidden(w_in: jax.Array, batch: Batch, model: str) -> jax.Array:
-    """h: the centre word's vector (skip-gram) or the mean of the context vectors (CBOW)."""
+    """h: the mean of the context vectors (CBOW, (B, d)) or each input word's own vector (skip-gram:
+    (B, d) for one context word per example, (B, 2C, d) for a centre word's whole context)."""
     if model == "skipgram":
         return w_in[batch.inputs]
     summed = jnp.einsum("bc,bcd->bd", batch.input_mask, w_in[batch.inputs])
@@ -152,10 +163,17 @@ def hidden(w_in: jax.Array, batch: Batch, model: str) -> jax.Array:
     return summed / count
 
 
+def log_sigmoid_and_complement(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """log s(x) and s(-x) = 1 - s(x) from one exponential, exp(-|x|) (stable for any x)."""
+    e = jnp.exp(-jnp.abs(x))
+    return jnp.minimum(x, 0.0) - jnp.log1p(e), jnp.where(x >= 0, e, 1.0) / (1.0 + e)
+
+
 def negative_sampling(w_out: jax.Array, h: jax.Array, batch: Batch, neg_block: int):
     """NEG output layer (Mikolov 2013b Eq. 4) with negatives shared by blocks of examples.
 
-    Returns (-loss summed over examples, SGD step for h, output rows touched, their SGD steps).
+    Returns (-loss summed over examples, SGD step for h, output rows touched, their SGD steps:
+    index array R and steps of shape R.shape + (d,)).
     A sampled negative equal to the example's target is skipped, as in word2vec.
     """
     b, d = h.shape
@@ -167,9 +185,11 @@ def negative_sampling(w_out: jax.Array, h: jax.Array, batch: Batch, neg_block: i
     valid = batch.negatives[:, None, :] != batch.targets.reshape(g, neg_block)[:, :, None]
     s_pos = jnp.sum(hb * pos, -1)
     s_neg = jnp.einsum("gbd,gkd->gbk", hb, neg)
-    loglik = jax.nn.log_sigmoid(s_pos) + jnp.sum(valid * jax.nn.log_sigmoid(-s_neg), -1)
-    g_pos = (1.0 - jax.nn.sigmoid(s_pos)) * alpha  # alpha * d loglik / d s_pos
-    g_neg = -jax.nn.sigmoid(s_neg) * valid * alpha[..., None]
+    log_pos, s_pos_c = log_sigmoid_and_complement(s_pos)
+    log_neg, s_neg_c = log_sigmoid_and_complement(-s_neg)
+    loglik = log_pos + jnp.sum(valid * log_neg, -1)
+    g_pos = s_pos_c * alpha  # alpha * d loglik / d s_pos = alpha (1 - s(s_pos))
+    g_neg = -s_neg_c * valid * alpha[..., None]  # s(-(-s_neg)) = s(s_neg)
     dh = g_pos[..., None] * pos + jnp.einsum("gbk,gkd->gbd", g_neg, neg)
     d_pos = g_pos[..., None] * hb
     d_neg = jnp.einsum("gbk,gbd->gkd", g_neg, hb)
@@ -185,31 +205,42 @@ def hierarchical_softmax(w_out: jax.Array, h: jax.Array, batch: Batch, tree: Huf
     convention: code 0 is the [[...]] = +1 branch). Returns the same tuple as
     :func:`negative_sampling`.
 
+    ``h`` is (B, d), one input vector per target, or (B, K, d): K input vectors (skip-gram's
+    context words, weighted by ``input_mask``) that each predict the same target. The second
+    form is skip-gram's pairs grouped by centre word: the path's nodes are gathered, and their
+    summed steps scattered, once per centre instead of once per pair.
+
     The top of the tree lies on every path, so in a batch the root receives B summed steps where
     the sequential tool applies them one at a time with feedback; that diverges. An inner node
-    used by more than ``row_cap`` examples of the batch therefore gets its summed step scaled
-    to ``row_cap`` examples' worth (deeper, rarer nodes are untouched).
+    used by more than ``row_cap`` examples (pairs) of the batch therefore gets its summed step
+    scaled to ``row_cap`` examples' worth (deeper, rarer nodes are untouched).
     """
-    points = tree.points[batch.targets]  # (B, L)
-    sign = (1.0 - 2.0 * tree.codes[batch.targets]) * tree.mask[batch.targets]
+    per_target = h.ndim == 2
+    h3 = h[:, None, :] if per_target else h  # (B, K, d)
+    weight = jnp.ones(h3.shape[:2], jnp.float32) if per_target else batch.input_mask  # (B, K)
+    points, sign = path_entries(tree.paths[batch.targets])  # (B, L) each
     nodes = w_out[points]  # (B, L, d)
-    scores = jnp.einsum("bd,bld->bl", h, nodes)
-    loglik = jnp.sum(jnp.abs(sign) * jax.nn.log_sigmoid(sign * scores), -1)
-    g = sign * jax.nn.sigmoid(-sign * scores) * batch.alpha[:, None]  # alpha * d loglik / d score
-    dh = jnp.einsum("bl,bld->bd", g, nodes)
-    uses = jnp.zeros(w_out.shape[0], jnp.float32).at[points].add(jnp.abs(sign))
-    g_out = g * jnp.minimum(1.0, row_cap / jnp.maximum(uses[points], 1.0))
-    steps = g_out[..., None] * h[:, None, :]
-    return jnp.sum(loglik * (batch.alpha > 0)), dh, points.reshape(-1), steps.reshape(-1, h.shape[1])
+    scores = jnp.einsum("bkd,bld->bkl", h3, nodes)
+    sign3 = sign[:, None, :]
+    on = jnp.abs(sign3) * weight[..., None] * (batch.alpha > 0)[:, None, None]
+    log_s, s_neg = log_sigmoid_and_complement(sign3 * scores)
+    loglik = jnp.sum(on * log_s)
+    g = sign3 * s_neg * (weight * batch.alpha[:, None])[..., None]  # alpha * d loglik / d score
+    dh = jnp.einsum("bkl,bld->bkd", g, nodes)
+    uses = jnp.zeros(w_out.shape[0], jnp.float32).at[points].add(jnp.abs(sign) * weight.sum(1, keepdims=True))
+    g_out = g * jnp.minimum(1.0, row_cap / jnp.maximum(uses[points], 1.0))[:, None, :]
+    # a materialised (B, L, K) copy: XLA CPU's fast batched matmul wants the contraction minor
+    steps = jnp.einsum("blk,bkd->bld", jax.lax.optimization_barrier(g_out.swapaxes(1, 2)), h3)
+    return loglik, dh.reshape(h.shape), points, steps
 
 
 def input_updates(batch: Batch, dh: jax.Array, model: str) -> tuple[jax.Array, jax.Array]:
-    """Rows of the input vectors to move and their steps: the step for h goes to the centre word
-    (skip-gram) or, as in word2vec and gensim's ``cbow_mean``, in full to every context word."""
+    """Rows of the input vectors to move and their steps: each input word's step goes to it
+    (skip-gram), or the step for the mean h goes in full to every context word (CBOW, as in
+    word2vec and gensim's ``cbow_mean``)."""
     if model == "skipgram":
         return batch.inputs, dh
-    steps = batch.input_mask[..., None] * dh[:, None, :]
-    return batch.inputs.reshape(-1), steps.reshape(-1, dh.shape[1])
+    return batch.inputs, batch.input_mask[..., None] * dh[:, None, :]
 
 
 def sparse_updates(params: Word2VecParams, batch: Batch, config: Word2VecConfig, tree: HuffmanPaths | None):

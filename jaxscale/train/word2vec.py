@@ -5,8 +5,10 @@ Per epoch, as in the word2vec tool (Mikolov et al. 2013a/b):
 1. every occurrence of word w is kept with probability ``keep_probability`` (Mikolov 2013b
    Eq. 5, see :mod:`jaxscale.text.vocab`); discarded words are removed before windowing;
 2. each kept centre word draws a radius R uniformly from 1..C (2013a §3.2) and pairs with the
-   kept words at distance <= R in the same sentence (skip-gram: one example per pair;
-   CBOW: one example per centre, its context words averaged);
+   kept words at distance <= R in the same sentence (skip-gram NEG: one example per pair;
+   CBOW: one example per centre, its context words averaged; skip-gram HS: one example per
+   centre holding its whole context, each context word a separate pair against the centre's
+   Huffman path, so the path is fetched once for all of them);
 3. the learning rate decays linearly from alpha to ~0 with the fraction of corpus words
    processed over all epochs.
 
@@ -35,6 +37,7 @@ import numpy as np
 
 from jaxscale.models.word2vec import (
     Batch,
+    HuffmanPaths,
     Word2VecConfig,
     Word2VecParams,
     huffman_paths,
@@ -106,8 +109,9 @@ def epoch_examples(
 ) -> Iterator[dict[str, np.ndarray]]:
     """The training examples of one epoch, in corpus order, as numpy arrays per segment.
 
-    Keys: ``inputs`` (B,) context-word ids (skip-gram, which predicts the centre word from each
-    context word, as word2vec does) or (B, 2C) context ids (CBOW), ``input_mask``,
+    Keys: ``inputs`` (B,) context-word ids (skip-gram NEG, which predicts the centre word from
+    each context word, as word2vec does) or (B, 2C) context ids (CBOW and skip-gram HS; padding
+    entries hold word 0 with mask 0, so they touch one row that stays in cache), ``input_mask``,
     ``targets``, ``alpha`` (learning rate per example) and ``position`` (corpus index of the
     centre word, for progress).
     """
@@ -122,14 +126,14 @@ def epoch_examples(
         radius = rng.integers(1, config.window + 1, size=min(SEGMENT, len(kept) - lo))
         pos, mask = context_windows(sentence, radius, config.window, lo)
         centre = np.arange(lo, lo + len(radius))
-        if config.model == "skipgram":
+        if config.model == "skipgram" and config.loss == "neg":
             row, col = np.nonzero(mask)
             example = {"inputs": kept[pos[row, col]], "targets": kept[centre[row]]}
             centre = centre[row]
         else:
             has_context = mask.any(1)
             example = {
-                "inputs": kept[pos[has_context]],
+                "inputs": np.where(mask[has_context], kept[pos[has_context]], 0),
                 "input_mask": mask[has_context].astype(np.float32),
                 "targets": kept[centre[has_context]],
             }
@@ -179,6 +183,15 @@ def to_batches(
     return Batch(shape(chunk["inputs"]), shape(mask), shape(chunk["targets"]), shape(chunk["alpha"]), negatives)
 
 
+def training_tables(vocab: Vocab, config: Word2VecConfig) -> tuple[np.ndarray, np.ndarray, HuffmanPaths | None]:
+    """What training looks words up in: each word's probability of surviving subsampling, the
+    cumulative noise distribution (NEG) and the device Huffman paths (HS, else None)."""
+    keep = keep_probability(vocab.counts, config.sample).astype(np.float32)
+    cumulative_noise = np.cumsum(noise_distribution(vocab.counts))
+    tree = huffman_paths(*build_huffman(vocab.counts)) if config.loss == "hs" else None
+    return keep, cumulative_noise, tree
+
+
 def train_word2vec(
     ids: np.ndarray,
     vocab: Vocab,
@@ -201,9 +214,7 @@ def train_word2vec(
         raise ValueError("corpus is empty: no in-vocabulary words to train on")
     if len(vocab) < 2:
         raise ValueError(f"vocabulary must hold at least 2 words; got {len(vocab)}")
-    keep = keep_probability(vocab.counts, config.sample).astype(np.float32)
-    cumulative_noise = np.cumsum(noise_distribution(vocab.counts))
-    tree = huffman_paths(*build_huffman(vocab.counts)) if config.loss == "hs" else None
+    keep, cumulative_noise, tree = training_tables(vocab, config)
     train_chunk = make_train_chunk(config, tree)
     params = init_params(len(vocab), config)
     done = 0
