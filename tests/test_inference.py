@@ -241,3 +241,11 @@ def test_bayes_asks_for_one_cpu_device_per_chain(synthetic_csv: Path, tmp_path) 
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip().endswith("devices 3")
+
+
+def test_bayes_called_from_python_leaves_the_environment_alone(synthetic_csv: Path, tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    jax.devices()  # this process's backend is running: new flags would only leak into subprocesses
+    assert main(["bayes", str(synthetic_csv), "--chains", "2", "--warmup", "20", "--samples", "20",
+                 "--no-progress", "--json", "--out", str(tmp_path)]) == 0
+    assert "XLA_FLAGS" not in os.environ

@@ -71,8 +71,13 @@ def host_device_flags(xla_flags: str, chains: int) -> str:
 
 
 def one_cpu_device_per_chain(args: argparse.Namespace) -> None:
-    """Before JAX starts its backend: ask for one CPU device per chain (no effect on GPU/TPU)."""
-    os.environ["XLA_FLAGS"] = host_device_flags(os.environ.get("XLA_FLAGS", ""), max(args.chains, 1))
+    """Before JAX starts its backend: ask for one CPU device per chain (no effect on GPU/TPU).
+    Once a backend is running (``main`` called from Python) the flags would change nothing in
+    this process and leak into its children, so they are left alone."""
+    from jax._src import xla_bridge  # JAX exposes no public test of a started backend
+
+    if not xla_bridge.backends_are_initialized():
+        os.environ["XLA_FLAGS"] = host_device_flags(os.environ.get("XLA_FLAGS", ""), max(args.chains, 1))
 
 
 def _check_options(args: argparse.Namespace) -> None:
