@@ -265,16 +265,18 @@ def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True) -> Sweep
     runs_table = out / RUNS_TABLE
     frame.to_csv(runs_table, index=False)
     loaded = load_runs(runs_table)
-    table = fit_table(cfg, loaded, best)
+    fits = {rule: fit_experiments(cfg, loaded, best, rule) for rule in FRONTIER_RANGES}  # each range fitted once
+    table = table_of(fits[cfg.frontier_range], cfg.frontier_range)
     table.to_csv(out / TABLE, index=False)
     (out / "table.md").write_text(format_table(table))
-    sensitivity = [fit_table(cfg, loaded, best, rule) for rule in FRONTIER_RANGES]
+    sensitivity = [table_of(fits[rule], rule) for rule in FRONTIER_RANGES]
     (out / "table_frontier_ranges.md").write_text(
         "".join(f"frontier range: {t.frontier_range.iloc[0]}\n\n{format_table(t)}\n" for t in sensitivity if not t.empty)
     )
     sizes = model_sizes(cfg, vocab)
     run_of = {s.name: run_id(s, best[s.name], "constant") for s in cfg.sizes if s.name in best}
-    report = diagnostics.sweep_diagnostics(loaded, sizes, losses, best, run_of, frontier_of(cfg, loaded, best))
+    frontiers = {basis: fit for (experiment, basis), fit in fits[cfg.frontier_range].items() if experiment == "experiment 1"}
+    report = diagnostics.sweep_diagnostics(loaded, sizes, losses, best, run_of, frontiers)
     (out / DIAGNOSTICS).write_text(diagnostics.format_diagnostics(report))
     return SweepResult(table, sizes, runs_table, loaded, best, time.perf_counter() - start, report)
 
@@ -346,30 +348,33 @@ def fit_experiment(cfg: SweepConfig, table: RunsTable, best: dict[str, float], e
         return None
 
 
-def frontier_of(cfg: SweepConfig, table: RunsTable, best: dict[str, float]) -> dict[str, AllocationLaws]:
-    """Experiment 1's Method-1 fit on each basis that has one."""
-    fits = {basis: fit_experiment(cfg, table, best, "experiment 1", basis) for basis in rs.BASES}
-    return {basis: fit for basis, fit in fits.items() if fit is not None}
-
-
-def fit_table(cfg: SweepConfig, table: RunsTable, best: dict[str, float], frontier_range: str | None = None) -> pd.DataFrame:
-    """Table 1 of Pearce & Song: a and b per experiment and basis, beside the paper's values.
-
-    ``frontier_range`` (default: the config's) chooses the budgets of the frontier grid."""
-    frontier_range = frontier_range or cfg.frontier_range
+def fit_experiments(cfg: SweepConfig, table: RunsTable, best: dict[str, float], frontier_range: str | None = None
+                    ) -> dict[tuple[str, str], AllocationLaws]:
+    """Method 1 on every (experiment, basis) of Table 1 that has a fit, on ``frontier_range``
+    (default: the config's)."""
     experiments = [("experiment 1", "total"), ("experiment 1", "nonembedding")]
     experiments += [(f"scheme {s}", "total") for s in sorted(cfg.schemes)]
+    fits = {key: fit_experiment(cfg, table, best, *key, frontier_range) for key in experiments}
+    return {key: fit for key, fit in fits.items() if fit is not None}
+
+
+def table_of(fits: dict[tuple[str, str], AllocationLaws], frontier_range: str) -> pd.DataFrame:
+    """Table 1 of Pearce & Song from :func:`fit_experiments`: a and b per experiment and basis,
+    beside the paper's values."""
     rows = []
-    for experiment, basis in experiments:
-        fit = fit_experiment(cfg, table, best, experiment, basis, frontier_range)
-        if fit is None:
-            continue
+    for (experiment, basis), fit in fits.items():
         paper_a, paper_b = PAPER_TABLE[(experiment, basis)]
         rows.append({
             "experiment": experiment, "basis": basis, "frontier_range": frontier_range, **_table_row(fit),
             "paper_a": paper_a, "paper_b": paper_b,
         })  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def fit_table(cfg: SweepConfig, table: RunsTable, best: dict[str, float], frontier_range: str | None = None) -> pd.DataFrame:
+    """Table 1 of Pearce & Song on ``frontier_range`` (default: the config's)."""
+    frontier_range = frontier_range or cfg.frontier_range
+    return table_of(fit_experiments(cfg, table, best, frontier_range), frontier_range)
 
 
 def _estimate(value: float | None, low: float | None, high: float | None, n_sizes: int) -> str:
