@@ -25,10 +25,6 @@ ROWS = (
 )
 
 
-#: What drawing the figures imports (matplotlib), loaded while the numbers compile.
-FIGURE_MODULES = ("matplotlib.figure", "matplotlib.backends.backend_agg", "matplotlib.mathtext")
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "reconcile",
@@ -63,10 +59,6 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     from jaxscale.reconciliation import PAPER_VALUES, reconcile_spec, summary
 
-    if not args.no_figures:
-        from jaxscale.cli._preload import import_in_background
-
-        import_in_background(*FIGURE_MODULES)
     result = reconcile_spec(args.spec)
     numbers = summary(result)
     figures = [] if args.no_figures else _write_figures(result, args.out)
