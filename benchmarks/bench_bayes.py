@@ -124,8 +124,8 @@ def run(args: argparse.Namespace) -> dict:
     config = NutsConfig(chains=args.chains, warmup=args.warmup, samples=args.samples, seed=args.seed,
                         progress_bar=False)
     t0, c0 = time.perf_counter(), time.process_time()
-    mcmc = run_nuts(partial(models.law_model, law), runs.n, runs.d, runs.loss,
-                    init=models.sites(law, start, runs.n, runs.d, sigma), config=config)
+    mcmc = run_nuts(partial(models.law_model, law), (runs.n, runs.d), runs.loss,
+                    init=models.sites(law, start, (runs.n, runs.d), sigma), config=config)
     jax.block_until_ready(mcmc.get_samples())
     results = {"jaxscale": _report(f"jaxscale (centred, dense mass, {chain_method(config)} chains)", mcmc,
                                    time.perf_counter() - t0, time.process_time() - c0)}

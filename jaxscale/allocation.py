@@ -151,17 +151,19 @@ def optimal_allocation_given_unique_tokens(law: Law, params: NamedTuple, c: Arra
 
 
 @partial(jax.jit, static_argnums=0)
-def _loss_map(law: Law, x1: jnp.ndarray, x2: jnp.ndarray, draws: NamedTuple) -> jnp.ndarray:
-    return jax.vmap(law.loss, in_axes=(None, None, 0))(x1, x2, draws)
+def _loss_map(law: Law, inputs: tuple[jnp.ndarray, ...], draws: NamedTuple) -> jnp.ndarray:
+    return jax.vmap(lambda params: law.evaluate(params, *inputs))(draws)
 
 
 @float64
-def loss_draws(law: Law, draws: NamedTuple, x1: ArrayLike, x2: ArrayLike) -> np.ndarray:
-    """[S, ...] loss of planned runs (x1, x2), e.g. (N, D), under every draw ([S] fields)."""
-    check_positive("x1", x1)
-    check_positive("x2", x2)
+def loss_draws(law: Law, draws: NamedTuple, *inputs: ArrayLike) -> np.ndarray:
+    """[S, ...] loss of planned runs at the law's inputs, e.g. (N, D), under every draw ([S] fields)."""
+    if len(inputs) != len(law.inputs):
+        raise ValueError(f"law {law.name!r} takes {len(law.inputs)} inputs {law.inputs}; got {len(inputs)}")
+    for name, x in zip(law.inputs, inputs):
+        check_positive(name, x)
     draws = type(draws)(*(jnp.asarray(v, jnp.float64) for v in draws))
-    return np.asarray(_loss_map(law, jnp.asarray(x1, jnp.float64), jnp.asarray(x2, jnp.float64), draws))
+    return np.asarray(_loss_map(law, tuple(jnp.asarray(x, jnp.float64) for x in inputs), draws))
 
 
 def band(draws: ArrayLike, level: float = 0.95) -> Band:

@@ -45,7 +45,13 @@ ALIASES: dict[str, tuple[str, ...]] = {
     S.LOSS: ("loss", "l", "final_loss", "val_loss", "eval_loss", "validation_loss"),
     S.RUN_ID: ("run_id", "run", "run_name"),
     S.STEP: ("step", "steps", "iteration", "current_steps", "current_step"),
+    S.UNIQUE_TOKENS: ("unique_tokens", "u_d", "unique_data", "unique_training_tokens"),
 }
+
+#: Law inputs beyond the model size and the tokens, and the column of a runs table that holds each.
+FURTHER_INPUTS = {"U_D": S.UNIQUE_TOKENS}
+#: Law inputs computed from each run's schedule (``jaxscale curve`` adds them), read as columns.
+SCHEDULE_INPUTS = (S.FORWARD_AREA, S.ANNEALING_AREA, S.FORWARD_TOKENS, S.ANNEALING_STEPS)
 
 #: A loss above this many nats per token is more likely a perplexity or a sum over tokens
 #: (the loss of a uniform guess over a 1M-token vocabulary is 13.8 nats).
@@ -58,6 +64,7 @@ _ROLE_NAMES = {
     S.COMPUTE_TOTAL: "training compute C",
     S.COMPUTE_NONEMBEDDING: "non-embedding compute",
     S.LOSS: "loss",
+    S.UNIQUE_TOKENS: "unique tokens U_D",
 }
 
 
@@ -79,24 +86,40 @@ class RunsTable:
     c_nonembedding: np.ndarray | None = None
     run_id: np.ndarray | None = None
     step: np.ndarray | None = None
+    unique_tokens: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.loss)
 
-    def law_inputs(self, inputs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-        """The two columns a law of ``inputs`` reads: the model size (the non-embedding one
-        when the law's first input is ``N_nonembedding``) and the tokens column (which holds the
-        law's second input, e.g. steps or words, for laws of other inputs); for a law of the
-        schedule areas (S1, S2), those columns, which :mod:`jaxscale.fit.learning_curves` adds. A
-        law of further inputs (the unique tokens U_D) is not fitted to a runs table, which does
-        not hold them."""
-        if len(inputs) > 2:
-            raise ValueError(f"this law also needs {', '.join(inputs[2:])}, which a runs table does not hold")
-        if inputs == (S.FORWARD_AREA, S.ANNEALING_AREA):
-            if not set(inputs) <= set(self.frame.columns):
-                raise ValueError("this law reads the schedule areas S1, S2 of every checkpoint, which the table "
-                                 "lacks: fit it with `jaxscale curve`, which computes them from the runs' schedules")
-            return tuple(self.frame[c].to_numpy(dtype=np.float64) for c in inputs)  # type: ignore[return-value]
+    def law_inputs(self, inputs: tuple[str, ...]) -> tuple[np.ndarray, ...]:
+        """The columns a law of ``inputs`` reads, one per input: the model size (the
+        non-embedding one when the law's first input is ``N_nonembedding``), the tokens column
+        (which holds the law's second input, e.g. steps or words, for laws of other inputs) and
+        each further input's column (:data:`FURTHER_INPUTS`: the unique tokens U_D); for a law of
+        quantities of the schedule (:data:`SCHEDULE_INPUTS`, e.g. the areas S1, S2), the columns
+        it names, which :mod:`jaxscale.fit.learning_curves` adds."""
+        if set(inputs) & set(SCHEDULE_INPUTS):
+            return self._columns(inputs)
+        return (*self._size_and_tokens(inputs[:2]), *(self._further_input(name) for name in inputs[2:]))
+
+    def _columns(self, inputs: tuple[str, ...]) -> tuple[np.ndarray, ...]:
+        missing = [c for c in inputs if c not in self.frame.columns]
+        if missing:
+            raise ValueError(f"this law reads the schedule areas {', '.join(missing)} of every checkpoint, which the "
+                             "table lacks: fit it with `jaxscale curve`, which computes them from the runs' schedules")
+        return tuple(self.frame[c].to_numpy(dtype=np.float64) for c in inputs)
+
+    def _further_input(self, name: str) -> np.ndarray:
+        column = FURTHER_INPUTS.get(name)
+        if column is None:
+            raise ValueError(f"this law also needs {name}, which a runs table does not hold")
+        values = getattr(self, column)
+        if values is None:
+            raise ValueError(f"this law needs {name} for every run: a column {column!r} "
+                             f"(or {', '.join(ALIASES[column][1:3])}) in the runs table")
+        return values
+
+    def _size_and_tokens(self, inputs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
         if inputs[0] != "N_nonembedding":
             return self.n, self.d
         if self.n_nonembedding is None:
@@ -111,7 +134,7 @@ class RunsTable:
             n=self.n[idx], d=self.d[idx], c=self.c[idx], loss=self.loss[idx],
             frame=self.frame.iloc[idx].reset_index(drop=True),
             **{k: None if getattr(self, k) is None else getattr(self, k)[idx]
-               for k in ("n_nonembedding", "c_nonembedding", "run_id", "step")},
+               for k in ("n_nonembedding", "c_nonembedding", "run_id", "step", "unique_tokens")},
         )
 
     def in_basis(self, basis: str) -> "RunsTable":
@@ -309,7 +332,7 @@ def _validated(frame: pd.DataFrame, where: str, n_col: str | None, d_col: str | 
         for role, explicit in (
             (S.N_TOTAL, n_col), (S.TOKENS, d_col), (S.COMPUTE_TOTAL, c_col),
             (S.LOSS, loss_col), (S.N_NONEMBEDDING, n_nonembedding_col), (S.COMPUTE_NONEMBEDDING, None),
-            (S.RUN_ID, None), (S.STEP, None),
+            (S.RUN_ID, None), (S.STEP, None), (S.UNIQUE_TOKENS, None),
         )
     }
     for role, flag in ((S.N_TOTAL, "--n-col"), (S.LOSS, "--loss-col")):
@@ -357,6 +380,7 @@ def _validated(frame: pd.DataFrame, where: str, n_col: str | None, d_col: str | 
         n_nonembedding=n_ne, c_nonembedding=c_ne,
         run_id=canonical[S.RUN_ID].to_numpy() if has_runs else None,
         step=step,
+        unique_tokens=get.get(S.UNIQUE_TOKENS),
     )
 
 

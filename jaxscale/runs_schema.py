@@ -24,9 +24,12 @@ TOTAL_STEPS = "total_steps"  # the schedule's length in optimiser steps
 SCHEDULE = "schedule"  # the schedule's kind: "constant" or "cosine" (after warmup)
 WARMUP_STEPS = "warmup_steps"  # linear warmup from 0 to the peak over this many steps
 FINAL_FRACTION = "final_fraction"  # a cosine schedule ends at this fraction of the peak
+UNIQUE_TOKENS = "unique_tokens"  # U_D, the distinct tokens the run's data holds (Muennighoff et al. 2023)
 # Computed from a run's schedule (jaxscale.laws.schedule_areas), not written by training:
 FORWARD_AREA = "S1"  # sum of the learning rates so far (Tissue et al. 2024)
 ANNEALING_AREA = "S2"  # the annealing area of the rates so far (Tissue et al. 2024)
+FORWARD_TOKENS = "forward_tokens"  # Dt = tokens per step x S1 / peak rate (jaxscale.laws.chinchilla_annealing)
+ANNEALING_STEPS = "annealing_steps"  # St2 = S2 / peak rate (jaxscale.laws.chinchilla_annealing)
 
 #: The two parameter bases of Pearce & Song (2024): basis -> (model size, compute) columns.
 BASES = {

@@ -11,7 +11,7 @@ from conftest import shared_data_file
 from jaxscale.fit.approach3 import SCREEN, fit_approach3
 from jaxscale.fit.bootstrap import drawn_rows, resample_counts
 from jaxscale.fit.centring import centre, centred_fn, centres, uncentre
-from jaxscale.fit.objective import FitData, fit_data, huber_fn, huber_objective
+from jaxscale.fit.objective import fit_data, huber_fn, huber_objective
 from jaxscale.laws import chinchilla, kaplan
 from jaxscale.runs import drop_highest_loss, load_runs
 
@@ -32,7 +32,7 @@ def test_screened_fit_is_the_full_grid_optimum_on_epochs_runs(epoch_runs):
 
 def _random_data(rng, rows=50):
     n, d = np.exp(rng.uniform(17, 24, rows)), np.exp(rng.uniform(20, 27, rows))
-    return fit_data(n, d, np.exp(rng.uniform(0.5, 1.5, rows)), rng.integers(0, 4, rows))
+    return fit_data((n, d), np.exp(rng.uniform(0.5, 1.5, rows)), rng.integers(0, 4, rows))
 
 
 @pytest.mark.parametrize("law", [chinchilla.LAW, chinchilla.TIED, kaplan.LAW_ND], ids=lambda law: law.name)
@@ -61,5 +61,5 @@ def test_refits_on_the_drawn_runs_see_the_same_objective(x64):
     theta = chinchilla.LAW.to_vector(chinchilla.EPOCH)
     for r in range(len(counts)):
         every = huber_objective(theta, base._replace(weights=counts[r]), chinchilla.LAW)
-        drawn = FitData(*(x[rows[r]] for x in base[:3]), weights[r])
+        drawn = base.take(rows[r], weights[r])
         assert float(huber_objective(theta, drawn, chinchilla.LAW)) == pytest.approx(float(every), rel=1e-13)

@@ -9,13 +9,16 @@ import json
 
 import jax
 import numpy as np
+import pandas as pd
 import pytest
 
 from jaxscale.allocation import optimal_allocation, optimal_allocation_given_unique_tokens
 from jaxscale.cli import main
+from jaxscale.fit.approach3 import fit_approach3
 from jaxscale.laws import chinchilla
 from jaxscale.laws.data_constrained import (LAW, MUENNIGHOFF, DataConstrainedParams, base_params, effective_data,
                                             loss, loss_floor)
+from jaxscale.runs import load_runs
 
 #: The same R*, on Hoffmann et al.'s base law, whose exponents differ (alpha != beta).
 ON_HOFFMANN = DataConstrainedParams(*chinchilla.CHINCHILLA, MUENNIGHOFF.R_D_star, MUENNIGHOFF.R_N_star)
@@ -168,7 +171,8 @@ def test_the_law_needs_its_unique_tokens_held_fixed(tmp_path):
     runs.write_text("params,tokens,loss\n" + "".join(f"{n},{d},{3 - 0.1 * i}\n" for i, (n, d) in enumerate(
         [(1e8, 1e10), (1e9, 1e10), (1e8, 1e11), (1e9, 1e11), (1e10, 1e11), (1e10, 1e12), (1e9, 1e12), (1e8, 1e12)])))
     assert _cli(["fit", str(runs), "--law", "data-constrained", "--no-figures"], status=2)[1] == (
-        "jaxscale fit: error: this law also needs U_D, which a runs table does not hold\n")
+        "jaxscale fit: error: this law needs U_D for every run: a column 'unique_tokens' (or u_d, unique_data) "
+        "in the runs table\n")
 
 
 def _cli(argv, status=0):
@@ -211,3 +215,22 @@ def test_allocate_rejects_bad_input(argv, message):
             status = exit_.code
     assert status == 2
     assert message in err.getvalue() and len(err.getvalue().strip().splitlines()) == 1
+
+
+def _repeated_data_runs(p: DataConstrainedParams) -> pd.DataFrame:
+    """Runs of 5 sizes on 3 unique-token budgets at 1/2 to 64 epochs, losses from the law."""
+    n, u, epochs = (a.ravel() for a in np.meshgrid(np.geomspace(1e8, 1e10, 5), [1e9, 1e10, 1e11],
+                                                   2.0 ** np.arange(-1, 7), indexing="ij"))
+    with jax.enable_x64(True):
+        loss = np.asarray(LAW.evaluate(p, n, u * epochs, u))
+    return pd.DataFrame({"params": n, "tokens": u * epochs, "unique_tokens": u, "loss": loss})
+
+
+def test_fit_recovers_the_law_from_runs_that_repeat_their_data(tmp_path):
+    truth = MUENNIGHOFF._replace(alpha=0.34, beta=0.28)
+    path = tmp_path / "repeated.csv"
+    _repeated_data_runs(truth).to_csv(path, index=False)
+    fit = fit_approach3(load_runs(path), law=LAW)
+    np.testing.assert_allclose(np.array(fit.params), np.array(truth), rtol=1e-3)
+    out, _ = _cli(["fit", str(path), "--law", "data-constrained", "--no-figures", "--json"])
+    assert json.loads(out)["R_D_star"] == pytest.approx(truth.R_D_star, rel=1e-3)

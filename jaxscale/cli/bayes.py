@@ -203,9 +203,8 @@ def _write_predictive_figures(fits: dict, table, out: Path, seed: int) -> list[s
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, fit in fits.items():
-        x1, x2 = table.law_inputs(fit.law.inputs)
         params, sigma = fit.row_params()
-        replicas = np.exp(posterior_predictive(fit.law, params, sigma, fit.df, x1, x2, seed))
+        replicas = np.exp(posterior_predictive(fit.law, params, sigma, fit.df, table.law_inputs(fit.law.inputs), seed))
         lo, median, hi = np.quantile(replicas, [0.05, 0.5, 0.95], axis=0)
         slug = name.replace(" ", "_").replace(",", "-")
         paths.append(out / f"predictive_{slug}.png")

@@ -84,17 +84,17 @@ class FitResult:
         return len(self.runs)
 
     @property
-    def inputs(self) -> tuple[np.ndarray, np.ndarray]:
-        """The law's two inputs of every run fitted, e.g. (N, D)."""
+    def inputs(self) -> tuple[np.ndarray, ...]:
+        """The law's inputs of every run fitted, e.g. (N, D)."""
         return self.runs.law_inputs(self.law.inputs)
 
     def data(self) -> FitData:
-        return fit_data(*self.inputs, self.runs.loss)
+        return fit_data(self.inputs, self.runs.loss)
 
     @float64
-    def predict(self, x1: ArrayLike, x2: ArrayLike) -> np.ndarray:
-        """The fitted law's loss at (x1, x2), e.g. (N, D)."""
-        return np.asarray(self.law.loss(jnp.asarray(x1, jnp.float64), jnp.asarray(x2, jnp.float64), self.params))
+    def predict(self, *inputs: ArrayLike) -> np.ndarray:
+        """The fitted law's loss at its inputs, e.g. ``predict(N, D)``."""
+        return np.asarray(self.law.evaluate(self.params, *(jnp.asarray(x, jnp.float64) for x in inputs)))
 
     @float64
     def summary(self) -> dict[str, Any]:
@@ -169,7 +169,7 @@ def fit_approach3(
         raise ValueError(
             f"grid must be a finite (k, {law.n_params}) array of {law.vector_names}; got shape {starts.shape}"
         )
-    data = fit_data(*runs.law_inputs(law.inputs), runs.loss)
+    data = fit_data(runs.law_inputs(law.inputs), runs.loss)
     objective = huber_fn(law, delta, asymmetry)
     m = centres(data)
     t0 = time.perf_counter()

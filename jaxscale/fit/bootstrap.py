@@ -23,7 +23,7 @@ from jaxscale.allocation import derived_draws
 from jaxscale.fit import lbfgs
 from jaxscale.fit.approach3 import FitResult, floats
 from jaxscale.fit.centring import centre, centred_fn, centres, uncentre
-from jaxscale.fit.objective import FitData, huber_fn
+from jaxscale.fit.objective import huber_fn
 from jaxscale.laws.law import Law
 from jaxscale.numerics import float64
 
@@ -94,6 +94,14 @@ def resample_counts(n_points: int, n_resamples: int, seed: int) -> np.ndarray:
     return np.stack([np.bincount(row, minlength=n_points) for row in idx]).astype(np.float64)
 
 
+def cluster_counts(clusters: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """(R, n) counts that resample whole clusters (e.g. the checkpoints of one run, which are not
+    independent draws): each resample draws the distinct values of ``clusters`` with replacement
+    (:func:`resample_counts` over them), and every row takes its cluster's count."""
+    labels, inverse = np.unique(np.asarray(clusters), return_inverse=True)
+    return resample_counts(len(labels), n_resamples, seed)[:, inverse]
+
+
 def drawn_rows(counts: np.ndarray, multiple: int = ROW_MULTIPLE) -> tuple[np.ndarray, np.ndarray]:
     """The runs each resample drew, as (R, k) row indices and their (R, k) counts: a run not
     drawn adds nothing to a resample's objective, so the refits skip it. k is the most runs any
@@ -117,7 +125,7 @@ def bootstrap(fit: FitResult, n_resamples: int = N_RESAMPLES, seed: int = 0, *,
     if counts.ndim != 2 or counts.shape[1] != fit.n_points:
         raise ValueError(f"counts must have shape (R, {fit.n_points}); got {counts.shape}")
     rows, weights = drawn_rows(counts)
-    data = FitData(*(np.asarray(x)[rows] for x in fit.data()[:3]), weights)
+    data = fit.data().take(rows, weights)
     m = centres(data)
     t0 = time.perf_counter()
     solve = lbfgs.solver(centred_fn(huber_fn(fit.law, fit.delta, fit.asymmetry), fit.law), options, batch="both")

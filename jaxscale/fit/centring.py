@@ -29,11 +29,11 @@ from jaxscale.laws.law import Law, array_module
 
 
 def centres(data: FitData) -> jnp.ndarray:
-    """(..., 2) row-weighted means of log x1 and log x2 (a leading batch axis is kept; NumPy
-    in, NumPy out)."""
-    xp = array_module(*data)
+    """(..., k) row-weighted means of the log of each of the law's k inputs (a leading batch axis
+    is kept; NumPy in, NumPy out)."""
+    xp = array_module(*data.log_x, data.log_y, data.weights)
     total = xp.sum(data.weights, axis=-1)
-    return xp.stack([xp.sum(data.weights * x, axis=-1) / total for x in (data.log_x1, data.log_x2)], -1)
+    return xp.stack([xp.sum(data.weights * x, axis=-1) / total for x in data.log_x], -1)
 
 
 def _shift(law: Law, vector: ArrayLike, m: ArrayLike, sign: float) -> jnp.ndarray:
@@ -51,7 +51,7 @@ def _shift(law: Law, vector: ArrayLike, m: ArrayLike, sign: float) -> jnp.ndarra
 
 
 def centre(law: Law, theta: ArrayLike, m: ArrayLike) -> jnp.ndarray:
-    """The centred vector u of the law's vector(s) ``theta`` (..., p) at centres ``m`` (..., 2)."""
+    """The centred vector u of the law's vector(s) ``theta`` (..., p) at centres ``m`` (..., k)."""
     return _shift(law, theta, m, -1.0)
 
 

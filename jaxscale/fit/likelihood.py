@@ -58,7 +58,7 @@ def _sigma_start(law: Law, vector: np.ndarray, data: FitData, delta: float) -> f
 
 
 def _data(law: Law, runs: RunsTable) -> FitData:
-    return fit_data(*runs.law_inputs(law.inputs), runs.loss)
+    return fit_data(runs.law_inputs(law.inputs), runs.loss)
 
 
 @float64

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from typing import Callable, NamedTuple
 
 import jax.numpy as jnp
@@ -31,20 +32,26 @@ DELTA = 1e-3
 
 
 class FitData(NamedTuple):
-    """Inputs of one fit, in log space, with row weights (a pytree, so it can be vmapped)."""
+    """Inputs of one fit, in log space, with row weights (a pytree, so it can be vmapped):
+    ``log_x`` holds one array per input of the law, e.g. (log N, log D)."""
 
-    log_x1: jnp.ndarray
-    log_x2: jnp.ndarray
+    log_x: tuple[jnp.ndarray, ...]
     log_y: jnp.ndarray
     weights: jnp.ndarray
 
+    def take(self, rows: np.ndarray, weights: ArrayLike) -> "FitData":
+        """The rows at indices ``rows`` (any shape, e.g. [R, k] for R resamples) with ``weights``."""
+        return FitData(tuple(np.asarray(x)[rows] for x in self.log_x), np.asarray(self.log_y)[rows], weights)
 
-def fit_data(x1: ArrayLike, x2: ArrayLike, y: ArrayLike, weights: ArrayLike | None = None) -> FitData:
-    """FitData from natural-scale inputs (N, D, loss) and optional weights (default ones), as
-    float64 NumPy arrays (host-side: building them compiles nothing)."""
-    x1, x2, y = (np.log(np.asarray(v, dtype=np.float64)) for v in (x1, x2, y))
+
+def fit_data(inputs: Sequence[ArrayLike], y: ArrayLike, weights: ArrayLike | None = None) -> FitData:
+    """FitData from natural-scale ``inputs`` (e.g. (N, D)), the loss ``y`` and optional weights
+    (default ones), as float64 NumPy arrays (host-side: building them compiles nothing)."""
+    with np.errstate(divide="ignore"):  # an annealing area of 0 (no decay yet): log -inf, a term that is absent
+        log_x = tuple(np.log(np.asarray(v, dtype=np.float64)) for v in inputs)
+    y = np.log(np.asarray(y, dtype=np.float64))
     w = np.ones_like(y) if weights is None else np.asarray(weights, dtype=np.float64)
-    return FitData(x1, x2, y, w)
+    return FitData(log_x, y, w)
 
 
 def huber(r: jnp.ndarray, delta: float = DELTA) -> jnp.ndarray:
@@ -55,7 +62,7 @@ def huber(r: jnp.ndarray, delta: float = DELTA) -> jnp.ndarray:
 
 def residuals(law: Law, theta: jnp.ndarray, data: FitData) -> jnp.ndarray:
     """log L - log Lhat at the law's vector ``theta``: positive where the law under-predicts."""
-    return data.log_y - law.log_loss(law.from_vector(theta), data.log_x1, data.log_x2)
+    return data.log_y - law.log_loss(law.from_vector(theta), *data.log_x)
 
 
 def _row_weights(r: jnp.ndarray, data: FitData, asymmetry: float | None) -> jnp.ndarray:

@@ -109,44 +109,44 @@ def warn_problems(diagnostics: Diagnostics) -> None:
         warnings.warn(problem, SamplingWarning, stacklevel=2)
 
 
-def _log_loss_draws(law: Law, params, x1: ArrayLike, x2: ArrayLike) -> jnp.ndarray:
+def _log_loss_draws(law: Law, params, inputs: tuple[ArrayLike, ...]) -> jnp.ndarray:
     """[S, R] predicted log loss of every draw (params: pytree of [S] arrays) at every run."""
-    return _vmapped_log_loss(law, params, jnp.log(jnp.asarray(x1)), jnp.log(jnp.asarray(x2)))
+    return _vmapped_log_loss(law, params, tuple(jnp.log(jnp.asarray(x)) for x in inputs))
 
 
 @partial(jax.jit, static_argnums=0)
-def _vmapped_log_loss(law: Law, params, log_x1: jnp.ndarray, log_x2: jnp.ndarray) -> jnp.ndarray:
-    return jax.vmap(law.log_loss, in_axes=(0, None, None))(params, log_x1, log_x2)
+def _vmapped_log_loss(law: Law, params, log_x: tuple[jnp.ndarray, ...]) -> jnp.ndarray:
+    return jax.vmap(lambda p: law.log_loss(p, *log_x))(params)
 
 
 @float64
-def log_residuals(law: Law, params, x1: ArrayLike, x2: ArrayLike, loss: ArrayLike) -> np.ndarray:
-    """log L_i minus the posterior median of log Lhat(x1_i, x2_i): positive where the law
-    under-predicts the loss of run i."""
-    mu = _log_loss_draws(law, params, x1, x2)
+def log_residuals(law: Law, params, inputs: tuple[ArrayLike, ...], loss: ArrayLike) -> np.ndarray:
+    """log L_i minus the posterior median of log Lhat at run i's ``inputs`` (e.g. (N, D)):
+    positive where the law under-predicts the loss of run i."""
+    mu = _log_loss_draws(law, params, inputs)
     return np.log(np.asarray(loss)) - np.median(np.asarray(mu), axis=0)
 
 
 @float64
-def posterior_predictive(law: Law, params, sigma: ArrayLike, df: float, x1: ArrayLike, x2: ArrayLike,
+def posterior_predictive(law: Law, params, sigma: ArrayLike, df: float, inputs: tuple[ArrayLike, ...],
                          seed: int = 0) -> np.ndarray:
-    """[S, R] replicated log losses: log L ~ StudentT(df, log Lhat(x1, x2), sigma), one replicate
+    """[S, R] replicated log losses: log L ~ StudentT(df, log Lhat(inputs), sigma), one replicate
     per draw (params: pytree of [S] arrays, or [S, R] for parameters that differ between runs;
     sigma [S] or [S, R]) at every run."""
-    mu = _log_loss_draws(law, params, x1, x2)
+    mu = _log_loss_draws(law, params, inputs)
     noise = jax.random.t(jax.random.PRNGKey(seed), df, mu.shape, dtype=mu.dtype)
     return np.asarray(mu + jnp.reshape(jnp.asarray(sigma), (mu.shape[0], -1)) * noise)
 
 
 @float64
-def predictive_coverage(law: Law, params, sigma: ArrayLike, df: float, x1: ArrayLike,
-                        x2: ArrayLike, loss: ArrayLike, level: float = 0.95, seed: int = 0) -> float:
+def predictive_coverage(law: Law, params, sigma: ArrayLike, df: float, inputs: tuple[ArrayLike, ...],
+                        loss: ArrayLike, level: float = 0.95, seed: int = 0) -> float:
     """Fraction of runs whose observed log loss lies in the central ``level`` interval of the
     posterior predictive log L ~ StudentT(df, log Lhat, sigma), one replicate per draw.
     Close to ``level`` when the model is calibrated; compute it on held-out runs."""
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
-    replicas = posterior_predictive(law, params, sigma, df, x1, x2, seed)
+    replicas = posterior_predictive(law, params, sigma, df, inputs, seed)
     lo, hi = np.quantile(replicas, [(1 - level) / 2, (1 + level) / 2], axis=0)
     y = np.log(np.asarray(loss))
     return float(np.mean((lo <= y) & (y <= hi)))

@@ -142,11 +142,11 @@ def sample_grouped(runs: RunsTable, column: str, shared: Sequence[str], law: str
     law = law_by_name(law)
     priors = priors or law.priors
     groups, labels = split(runs, column, shared, law)
-    x1, x2 = runs.law_inputs(law.inputs)
-    data = (x1, x2, runs.loss)
+    inputs = runs.law_inputs(law.inputs)
+    data = (inputs, runs.loss)
     model = partial(models.law_model, law, priors=priors, groups=groups)
     params, sigma = start or grouped_start(law, runs, groups)
-    init = posterior_mode(model, *data, init=models.sites(law, params, x1, x2, sigma, groups))
+    init = posterior_mode(model, *data, init=models.sites(law, params, inputs, sigma, groups))
     by_chain, idata, diag, seconds = nuts_idata(model, data, init, config, partial(_quantities, law, groups),
                                                 warn, labels)
     flat = {k: v.reshape(-1, *v.shape[2:]) for k, v in by_chain.items()}

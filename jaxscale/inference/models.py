@@ -1,6 +1,6 @@
 """The Bayesian model of any :class:`~jaxscale.laws.law.Law`, as a plain NumPyro function.
 
-:func:`law_model` takes the law, the runs' two inputs ``x1``, ``x2`` (e.g. N and D) and, when
+:func:`law_model` takes the law, the runs' ``inputs`` (one array per input of the law, e.g. N and D) and, when
 conditioning, their ``loss``; it draws the law's unconstrained coordinates (its
 :attr:`~jaxscale.laws.law.Law.vector_names`) from the law's documented, overridable priors and
 scores the observed log loss under a heavy-tailed likelihood. Scales are drawn as logs with
@@ -131,16 +131,16 @@ def _per_group(plate: Any, on: bool) -> Any:
     return plate if on else contextlib.nullcontext()
 
 
-def law_model(law: Law, x1: ArrayLike, x2: ArrayLike, loss: ArrayLike | None = None,
+def law_model(law: Law, inputs: tuple[ArrayLike, ...], loss: ArrayLike | None = None,
               priors: NoisePriors | None = None, groups: Groups | None = None) -> None:
     """The law in log space with a Student-t likelihood:
-    log L_i ~ StudentT(df, log_loss(params_g(i), log x1_i, log x2_i), sigma_g(i)),
+    log L_i ~ StudentT(df, log_loss(params_g(i), log x1_i, log x2_i, ...), sigma_g(i)),
     g(i) the group of run i (one group without ``groups``).
 
     Sample sites: the law's vector coordinates (``<name>_c`` for centred intercepts, with
     ``<name>`` deterministic) and ``sigma``, of shape [count] where they vary per group.
     Without ``loss`` it draws from the prior predictive."""
-    log_x = (jnp.log(x1), jnp.log(x2))
+    log_x = tuple(jnp.log(x) for x in inputs)
     prior = coordinate_priors(law, priors)
     per_group = varying(law, groups)
     centred = centring(law, per_group)
@@ -168,16 +168,16 @@ def law_model(law: Law, x1: ArrayLike, x2: ArrayLike, loss: ArrayLike | None = N
                        obs=None if loss is None else jnp.log(loss))
 
 
-def sites(law: Law, params: NamedTuple, x1: ArrayLike, x2: ArrayLike, sigma: ArrayLike,
+def sites(law: Law, params: NamedTuple, inputs: tuple[ArrayLike, ...], sigma: ArrayLike,
           groups: Groups | None = None) -> dict[str, Any]:
     """Values of :func:`law_model`'s sample sites at law parameters ``params`` (e.g. the
-    Approach-3 optimum) for the data ``x1``, ``x2`` (which fix the centring). With ``groups``,
+    Approach-3 optimum) for the data ``inputs`` (which fix the centring). With ``groups``,
     ``params`` and ``sigma`` hold one value per group; a shared coordinate starts at their mean."""
     per_group = varying(law, groups)
     vector = np.asarray(law.to_vector(params), np.float64)
     out = {name: vector[..., j] if name in per_group else float(np.mean(vector[..., j]))
            for j, name in enumerate(law.vector_names)}
-    log_x = (np.log(x1), np.log(x2))
+    log_x = tuple(np.log(x) for x in inputs)
     for intercept, (slope, k) in centring(law, per_group).items():
         centre = np.asarray(_centre(jnp.asarray(log_x[k]), groups if intercept in per_group else None))
         out[f"{intercept}_c"] = out.pop(intercept) - out[slope] * centre

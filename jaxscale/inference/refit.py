@@ -87,7 +87,7 @@ class _Problem(NamedTuple):
     law: Law
     priors: NoisePriors
     model: Any
-    data: tuple[np.ndarray, np.ndarray, np.ndarray]  # x1, x2, loss
+    data: tuple[tuple[np.ndarray, ...], np.ndarray]  # the law's inputs (e.g. N, D), loss
     start: NamedTuple
     init: dict[str, float]  # values of the model's sample sites at the start
 
@@ -96,9 +96,9 @@ def _problem(runs: RunsTable, law: str | Law, priors: NoisePriors | None, start:
     law = law_by_name(law)
     priors = priors or law.priors
     params, sigma = start or approach3_start(law, runs)
-    x1, x2 = runs.law_inputs(law.inputs)
-    return _Problem(law, priors, partial(models.law_model, law, priors=priors), (x1, x2, runs.loss), params,
-                    models.sites(law, params, x1, x2, sigma))
+    inputs = runs.law_inputs(law.inputs)
+    return _Problem(law, priors, partial(models.law_model, law, priors=priors), (inputs, runs.loss), params,
+                    models.sites(law, params, inputs, sigma))
 
 
 def nuts_idata(model: Any, data: tuple, init: Mapping[str, Any], config: NutsConfig,
@@ -179,9 +179,9 @@ def predictive_checks(fit: BayesFit, runs: RunsTable, level: float = 0.95) -> di
     """Posterior predictive checks on ``runs`` (held-out runs for an honest check): the spread
     of the log-loss residuals and the coverage of the central ``level`` predictive interval."""
     sigma = fit.draws["sigma"]
-    x1, x2 = runs.law_inputs(fit.law.inputs)
-    r = diagnostics.log_residuals(fit.law, fit.params, x1, x2, runs.loss)
-    coverage = diagnostics.predictive_coverage(fit.law, fit.params, sigma, fit.df, x1, x2, runs.loss, level)
+    inputs = runs.law_inputs(fit.law.inputs)
+    r = diagnostics.log_residuals(fit.law, fit.params, inputs, runs.loss)
+    coverage = diagnostics.predictive_coverage(fit.law, fit.params, sigma, fit.df, inputs, runs.loss, level)
     return {"residual_median_abs": float(np.median(np.abs(r))), "residual_max_abs": float(np.max(np.abs(r))),
             "coverage": coverage, "level": level}
 
@@ -192,9 +192,9 @@ def holdout_calibration(fit: BayesFit, fitted: RunsTable, heldout: RunsTable, by
     ``fitted``; :func:`jaxscale.fit.holdout.calibration`): the point prediction is the posterior
     median of Lhat, the predictive distribution the posterior predictive, noise scale included,
     with and without the extrapolation term of :mod:`jaxscale.fit.holdout`."""
-    x1, x2 = heldout.law_inputs(fit.law.inputs)
-    median = np.median(loss_draws(fit.law, fit.params, x1, x2), axis=0)
-    replicas = diagnostics.posterior_predictive(fit.law, fit.params, fit.draws["sigma"], fit.df, x1, x2, seed)
+    inputs = heldout.law_inputs(fit.law.inputs)
+    median = np.median(loss_draws(fit.law, fit.params, *inputs), axis=0)
+    replicas = diagnostics.posterior_predictive(fit.law, fit.params, fit.draws["sigma"], fit.df, inputs, seed)
     return calibration(heldout.loss, median, np.exp(replicas), extrapolation_distance(heldout, fitted, by),
                        extrapolation_scale(fitted, by, law=fit.law), seed)
 

@@ -26,7 +26,8 @@ any R*. Note that the excess-parameter discount applies without any repetition: 
 than N_opt(D) for its own D has N' < N (Muennighoff et al.'s definition of U_N; see the
 authors' code in the repository below, which computes U_N = min(N, N_opt(U_D))).
 
-The input U_D is held fixed, not fitted: the law's ``inputs`` are ("N", "D", "U_D") and
+The law's ``inputs`` are ("N", "D", "U_D"). Fits and posteriors read U_D per run from a runs
+table's ``unique_tokens`` column (``jaxscale fit/bayes --law data-constrained``), and
 ``LAW.given(U_D=u)`` is the law of (N, D) at u unique tokens, which the compute-optimal solver
 of :mod:`jaxscale.optimal` and :func:`jaxscale.allocation.optimal_allocation_given_unique_tokens` take (see
 :meth:`jaxscale.laws.law.Law.given`). ``U_D`` here is the unique-token *budget*: a run that sees
@@ -140,8 +141,7 @@ def loss_floor(unique_tokens: ArrayLike, p: DataConstrainedParams) -> jnp.ndarra
 class DataConstrainedPriors(chinchilla.ChinchillaPriors):
     """Chinchilla's priors for A, B, E, alpha, beta, and ``log_R_D_star``, ``log_R_N_star`` ~
     Normal(2, 1.5): the published values are log 15.4 = 2.7 and log 5.3 = 1.7; one SD is a
-    factor 4.5 either way. For a Bayesian fit once runs carry their unique-token counts (a runs
-    table has no such column yet)."""
+    factor 4.5 either way."""
 
     log_R_D_star: Normal = (2.0, 1.5)
     log_R_N_star: Normal = (2.0, 1.5)

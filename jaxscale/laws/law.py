@@ -19,8 +19,10 @@ loss is derived, L = exp(log_loss). Everything else is generic over that:
 - :attr:`Law.closed_forms` gives the law's closed-form derived quantities (e.g. Chinchilla's
   a, b, G of Eq. 4) for fits and posterior draws alike;
 - a law of more inputs than two (the data-constrained law of N, D and the unique tokens U_D)
-  takes them as further arguments, ``log_loss(params, log_x1, log_x2, log_x3, ...)``, and
-  :meth:`Law.given` holds them fixed: ``law.given(U_D=1e11)`` is a law of (x1, x2) like any other.
+  takes them as further arguments, ``log_loss(params, log_x1, log_x2, log_x3, ...)``: fits and
+  posteriors read them per run from the runs table (:meth:`jaxscale.runs.RunsTable.law_inputs`),
+  and :meth:`Law.given` holds them fixed for the solvers: ``law.given(U_D=1e11)`` is a law of
+  (x1, x2) like any other.
 
 Adding a law is one module in :mod:`jaxscale.laws` that defines a module-level :class:`Law`:
 :mod:`jaxscale.laws.registry` finds it by name, and ``jaxscale fit/bayes --law NAME`` take it.
@@ -135,9 +137,14 @@ class Law(Generic[P]):
     def n_params(self) -> int:
         return len(self.log_scale)
 
+    def evaluate(self, params: P, *inputs: ArrayLike) -> jnp.ndarray:
+        """L at every input of the law, in the order of :attr:`inputs` (e.g. N, D, U_D):
+        exp(log_loss(params, log x1, log x2, ...)), elementwise."""
+        return jnp.exp(self.log_loss(params, *(jnp.log(x) for x in inputs)))
+
     def loss(self, x1: ArrayLike, x2: ArrayLike, params: P) -> jnp.ndarray:
         """L(x1, x2) = exp(log_loss(params, log x1, log x2)), elementwise."""
-        return jnp.exp(self.log_loss(params, jnp.log(x1), jnp.log(x2)))
+        return self.evaluate(params, x1, x2)
 
     def __call__(self, x1: ArrayLike, x2: ArrayLike, params: P) -> jnp.ndarray:
         """The law as ``law(n, d, params)``, the form :mod:`jaxscale.optimal` takes."""

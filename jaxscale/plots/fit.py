@@ -14,8 +14,8 @@ from jaxscale.fit.approach3 import FitResult
 def residual_figure(fit: FitResult) -> Figure:
     """log L - log Lhat of every run against the first input (N) and against the fitted loss;
     colour is the second input (D) on a log scale."""
-    x1, x2 = fit.inputs
-    predicted = fit.predict(x1, x2)
+    x1, x2, *_ = fit.inputs
+    predicted = fit.predict(*fit.inputs)
     residual = np.log(fit.runs.loss) - np.log(predicted)
     fig = Figure(figsize=(10, 4), layout="constrained")
     left, right = fig.subplots(1, 2, sharey=True)
