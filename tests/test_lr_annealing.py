@@ -16,7 +16,8 @@ from jaxscale import runs_schema as rs
 from jaxscale.cli import main
 from jaxscale.fit import learning_curves as lc
 from jaxscale.fit.approach3 import fit_approach3
-from jaxscale.laws import lr_annealing
+from jaxscale.fit.every_checkpoint import compare_with_final, fit_every_checkpoint
+from jaxscale.laws import chinchilla_annealing, lr_annealing
 from jaxscale.laws.schedule_areas import schedule_areas
 from jaxscale.runs import load_runs
 from jaxscale.train.learning_rates import named_learning_rates, recorded_learning_rates, run_learning_rates
@@ -146,3 +147,57 @@ def test_misfitting_longest_run_predicts_the_shorter_ones(tmp_path, capsys):
     errors = np.array([e["relative_error"] for e in numbers["final_errors"]])
     # fitted on the longest runs: the README measures at most 2.3% on these runs
     assert np.isfinite(errors).all() and np.abs(errors).max() < 0.03
+
+
+def test_fitted_and_judged_checkpoints_start_at_the_declared_number_of_warmups():
+    table = load_runs(synthetic_runs())
+    lrs = run_learning_rates(table)
+    assert lc.warmup_steps(lrs["11760_cosine"]) == 20
+    fitted = ["11760_constant", "11760_cosine"]
+    rows = lc.in_domain(table, lrs, fitted, lc.TRANSIENT_WARMUPS)
+    ids = table.run_id.astype(str)
+    assert set(ids[rows]) == set(fitted)
+    assert table.step[rows].min() == lc.TRANSIENT_WARMUPS * 20
+    every = lc.in_domain(table, lrs, fitted, 0)
+    np.testing.assert_array_equal(every, np.isin(ids, fitted))
+
+
+def test_sweep_split_fits_the_one_budget_cosine_run_beside_a_longer_constant_run():
+    runs = pd.DataFrame({
+        rs.RUN_ID: ["A_constant_x1_lr0.01", "A_cosine_x0.5_lr0.01", "A_cosine_x1_lr0.01", "A_cosine_x2_lr0.01"],
+        rs.SCHEDULE: ["constant", "cosine", "cosine", "cosine"], rs.PEAK_LR: 0.01,
+        rs.TOTAL_STEPS: [3000, 500, 1000, 2000],  # the constant run goes on past the budget
+    })
+    assert lc.sweep_split(runs) == (["A_constant_x1_lr0.01", "A_cosine_x1_lr0.01"],
+                                    ["A_cosine_x0.5_lr0.01", "A_cosine_x2_lr0.01"])
+
+
+def test_every_checkpoint_law_is_fitted_by_the_common_fitter(x64):
+    truth = chinchilla_annealing.ChinchillaAnnealingParams(E=1.8, A=400.0, B=400.0, C=1e-3, alpha=0.34, beta=0.28)
+    rows = []
+    for n in (1e6, 4e6, 1.6e7):
+        for kind, steps in (("constant", 2000), ("cosine", 1000), ("cosine", 2000)):
+            areas = schedule_areas(named_learning_rates(kind, 0.01, steps, 50, 0.1), 0.999)
+            for s in range(100, steps + 1, 100):
+                inputs = n, 4096 * areas.forward[s - 1] / 0.01, areas.annealing[s - 1] / 0.01
+                rows.append({rs.RUN_ID: f"{n:g}_{kind}_{steps}", rs.STEP: s, rs.N_TOTAL: n, rs.TOKENS: 4096 * s,
+                             rs.LOSS: float(chinchilla_annealing.LAW.evaluate(truth, *inputs)), rs.SCHEDULE: kind,
+                             rs.PEAK_LR: 0.01, rs.TOTAL_STEPS: steps, rs.WARMUP_STEPS: 50, rs.FINAL_FRACTION: 0.1})
+    table = load_runs(pd.DataFrame(rows))
+    curves = lc.with_areas(table, run_learning_rates(table))
+    fit = fit_every_checkpoint(curves)
+    np.testing.assert_allclose(np.array(fit.params), np.array(truth), rtol=1e-3)
+    assert fit.summary()["a"] == pytest.approx(0.28 / 0.62, rel=1e-3)
+    compared = compare_with_final(curves, resamples=20)
+    low, high = compared["every_checkpoint"]["ci95"]["a"]
+    assert low <= compared["every_checkpoint"]["a"] <= high and compared["final_checkpoints"]["n_points"] == 6
+
+
+def test_cluster_counts_draw_every_checkpoint_of_a_run_together():
+    from jaxscale.fit.bootstrap import cluster_counts
+
+    runs = np.array(["a", "a", "b", "c", "c", "c"])
+    counts = cluster_counts(runs, 50, seed=0)
+    assert counts.shape == (50, 6)
+    for r in counts:
+        assert r[0] == r[1] and r[3] == r[4] == r[5] and r[0] + r[2] + r[3] == 3  # three runs drawn

@@ -38,6 +38,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="decay factor lambda of the annealing momentum (Tissue et al.: 0.999) (default: %(default)s)")
     p.add_argument("--fit-decay", action="store_true",
                    help="profile lambda over 0.9 ... 0.9995 and keep the best fit per group")
+    p.add_argument("--skip-warmups", type=float, default=None, metavar="K",
+                   help="fit each run's checkpoints from K times its warmup on, 0 for every checkpoint "
+                   "(default: the declared rule, TRANSIENT_WARMUPS of jaxscale.fit.learning_curves)")
     p.add_argument("--lr-source", choices=("named", "recorded"), default="named",
                    help="per-step rates from the schedule the run's columns name, or interpolated from the "
                    "learning_rate column (default: %(default)s)")
@@ -89,9 +92,14 @@ def run(args: argparse.Namespace) -> int:
     split = {"sweep": lc.sweep_split, "longest": lc.longest_split}.get(plan["split"]) or lc.explicit_split(
         _ids(args.fit_runs), _ids(args.predict))
     lrs = run_learning_rates(table, source=args.lr_source, defaults=plan["defaults"])
-    fits = lc.fit_groups(table, lrs, split, plan["group_by"], decay=None if args.fit_decay else args.decay)
+    skip = lc.TRANSIENT_WARMUPS if args.skip_warmups is None else args.skip_warmups
+    if skip < 0:
+        raise ValueError(f"--skip-warmups must be >= 0, got {skip}")
+    fits = lc.fit_groups(table, lrs, split, plan["group_by"], decay=None if args.fit_decay else args.decay,
+                         skip_warmups=skip)
     groups = [f.summary() for f in fits]
-    numbers = {"runs_table": str(path), "preset": plan["preset"], "lr_source": args.lr_source, "groups": groups,
+    numbers = {"runs_table": str(path), "preset": plan["preset"], "lr_source": args.lr_source,
+               "skip_warmups": skip, "groups": groups,
                "final_errors": [dict(e, **f.group) for f in fits for e in f.final_errors().to_dict("records")]}
     if args.every_checkpoint:
         from jaxscale.fit.every_checkpoint import compare_with_final
@@ -133,8 +141,9 @@ def _print(numbers: dict) -> None:
           f"runs: {_cell(sum(errors) / len(errors) if len(defined) == len(groups) else None)}")
     if "every_checkpoint" in numbers:
         for name, fit in numbers["every_checkpoint"].items():
+            low, high = fit["ci95"]["a"]
             print(f"{name:<18} alpha {fit['alpha']:.4f}  beta {fit['beta']:.4f}  a = beta/(alpha+beta) "
-                  f"{fit['a']:.4f}  E {fit['E']:.4g}  ({fit['n_points']} points)")
+                  f"{fit['a']:.4f} [{low:.3f}, {high:.3f}]  E {fit['E']:.4g}  ({fit['n_points']} points)")
     for path in numbers.get("files", []):
         print(f"wrote {path}")
     print(f"time: {numbers['seconds']:.1f} s")

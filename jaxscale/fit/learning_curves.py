@@ -1,7 +1,9 @@
 """Fit the annealing law to whole learning curves and predict the curves of other schedules.
 
 Tissue et al. (2024) fit L(s) = L0 + A S1^(-alpha) - C S2 (:mod:`jaxscale.laws.lr_annealing`) per
-model on every checkpoint of one or two runs, then predict any other schedule of the same model.
+model on the checkpoints of one or two runs, then predict any other schedule of the same model.
+The checkpoints fitted start at :data:`TRANSIENT_WARMUPS` times the run's warmup
+(:func:`in_domain`; the predictions cover every checkpoint, and are judged on those from the same step on).
 Here a *group* is the runs that share one law (one model size; for the (Mis)Fitting table one
 size and peak learning rate), split into the runs fitted and the runs predicted:
 
@@ -41,6 +43,13 @@ from jaxscale.runs import RunsTable
 
 #: lambda values profiled when the decay factor is fitted (the paper reports 0.99-0.999 working).
 DECAY_GRID = (0.9, 0.95, 0.99, 0.995, 0.999, 0.9995)
+#: The fitted checkpoints of a run start at this many times its warmup (declared while the seed-1
+#: ``cpu`` sweep was training, before any of its curves was read; README, "Learning curves"):
+#: warmup and the first fall of the loss from ln V toward the unigram entropy are not the power
+#: law in S1 the law describes.
+TRANSIENT_WARMUPS = 10
+#: How a sweep names the cosine run of a size's 1.0 x budget (``jaxscale.experiments.sweep.run_id``).
+ONE_BUDGET = "_x1_"
 
 Split = Callable[[pd.DataFrame], tuple[list[str], list[str]]]
 
@@ -73,7 +82,8 @@ def with_areas(table: RunsTable, lrs: Mapping[str, np.ndarray], decay: float = P
 @dataclass(frozen=True)
 class CurveFit:
     """The law fitted to one group's ``fitted`` runs at decay ``decay``, and its predictions of
-    every checkpoint of the ``predicted`` runs (columns run_id, step, loss, predicted)."""
+    every checkpoint of the ``predicted`` runs (columns run_id, step, loss, predicted, and
+    in_domain: from the declared number of warmups on, where the law is fitted and judged)."""
 
     group: dict[str, Any]
     fit: FitResult
@@ -89,9 +99,11 @@ class CurveFit:
 
     def summary(self) -> dict[str, Any]:
         """Group, fit, and the mean absolute relative error of the predicted final losses (None if
-        no run was predicted, or a prediction is undefined: the law's loss <= 0 there)."""
+        no run was predicted, or a prediction is undefined: the law's loss <= 0 there), and of
+        every predicted checkpoint in the law's domain (``in_domain``)."""
         final = self.final_errors()
-        curve = (self.predictions["predicted"] / self.predictions[rs.LOSS] - 1).abs()
+        judged = self.predictions[self.predictions["in_domain"]]
+        curve = (judged["predicted"] / judged[rs.LOSS] - 1).abs()
         defined = bool(len(final)) and bool(np.isfinite(final["relative_error"]).all())
         return {
             **self.group, "decay": self.decay, **self.fit.params._asdict(),
@@ -110,10 +122,25 @@ def check_named(table: RunsTable, names: Sequence[str]) -> None:
         raise ValueError(f"no run {missing[0]!r} in the table")
 
 
+def warmup_steps(lrs: np.ndarray) -> int:
+    """The steps a run's rates ``lrs`` (eta_1, eta_2, ...) take to first reach their peak."""
+    return int(np.argmax(lrs >= lrs.max())) + 1
+
+
+def in_domain(curves: RunsTable, lrs: Mapping[str, np.ndarray], runs: Sequence[str], skip_warmups: float) -> np.ndarray:
+    """Which rows of ``curves`` are checkpoints of ``runs`` at or after ``skip_warmups`` times their
+    run's warmup (every checkpoint of theirs for 0): the rows fitted, and those a prediction is judged on."""
+    ids = curves.run_id.astype(str)
+    first = np.array([skip_warmups * warmup_steps(lrs[r]) if r in runs else np.inf for r in ids])
+    return np.isin(ids, runs) & (curves.step >= first)
+
+
 def fit_group(table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Sequence[str], predicted: Sequence[str],
-              *, decay: float | None = PAPER_DECAY, group: Mapping[str, Any] | None = None) -> CurveFit:
-    """Fit the annealing law to every checkpoint of the runs ``fitted`` (at ``decay``, or the best of
-    :data:`DECAY_GRID` when None) and predict every checkpoint of the runs ``predicted``."""
+              *, decay: float | None = PAPER_DECAY, skip_warmups: float = TRANSIENT_WARMUPS,
+              group: Mapping[str, Any] | None = None) -> CurveFit:
+    """Fit the annealing law to the checkpoints of the runs ``fitted`` from ``skip_warmups`` warmups
+    on (:func:`in_domain`; at ``decay``, or the best of :data:`DECAY_GRID` when None) and predict
+    every checkpoint of the runs ``predicted``, marking those from ``skip_warmups`` warmups on."""
     runs = [*fitted, *predicted]
     check_named(table, runs)
     ids = table.run_id.astype(str)
@@ -121,13 +148,14 @@ def fit_group(table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Sequence[
     fits = []
     for lam in DECAY_GRID if decay is None else (decay,):
         curves = with_areas(subset, {r: lrs[r] for r in runs}, lam)
-        sub_ids = curves.run_id.astype(str)
-        fits.append((fit_approach3(curves.select(np.isin(sub_ids, fitted)), law=lr_annealing.LAW), lam, curves))
+        rows = in_domain(curves, lrs, fitted, skip_warmups)
+        fits.append((fit_approach3(curves.select(rows), law=lr_annealing.LAW), lam, curves))
     fit, lam, curves = min(fits, key=lambda f: f[0].objective)
     target = curves.select(np.isin(curves.run_id.astype(str), predicted))
     predictions = pd.DataFrame({
         rs.RUN_ID: target.run_id.astype(str), rs.STEP: target.step, rs.LOSS: target.loss,
         "predicted": fit.predict(*target.law_inputs(fit.law.inputs)),
+        "in_domain": in_domain(target, lrs, predicted, skip_warmups),
     })
     return CurveFit(dict(group or {}), fit, lam, tuple(fitted), tuple(predicted), predictions)
 
@@ -148,7 +176,7 @@ def _runs(group: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
 
 def sweep_split(group: pd.DataFrame) -> tuple[list[str], list[str]]:
     """jaxscale's sweeps: fit the constant run at the cosine runs' peak rate and the cosine run of
-    its length; predict the other cosine runs."""
+    the 1.0 x budget; predict the other cosine runs."""
     runs = _runs(group, (rs.SCHEDULE, rs.PEAK_LR, rs.TOTAL_STEPS))
     cosine = runs[runs[rs.SCHEDULE] == "cosine"]
     if cosine[rs.PEAK_LR].nunique() != 1:
@@ -156,9 +184,9 @@ def sweep_split(group: pd.DataFrame) -> tuple[list[str], list[str]]:
     constant = runs[(runs[rs.SCHEDULE] == "constant") & np.isclose(runs[rs.PEAK_LR], cosine[rs.PEAK_LR].iloc[0])]
     if len(constant) != 1:
         raise ValueError(f"need one constant run at the cosine runs' peak rate; found {list(constant.index)}")
-    budget = cosine[cosine[rs.TOTAL_STEPS] == constant[rs.TOTAL_STEPS].iloc[0]]
+    budget = cosine[cosine.index.str.contains(ONE_BUDGET, regex=False)]
     if len(budget) != 1:
-        raise ValueError(f"need one cosine run as long as {constant.index[0]}; found {list(budget.index)}")
+        raise ValueError(f"need one cosine run of the 1.0 x budget (named *{ONE_BUDGET}*); found {list(budget.index)}")
     fitted = [constant.index[0], budget.index[0]]
     return fitted, [r for r in cosine.index if r not in fitted]
 
@@ -179,7 +207,8 @@ def explicit_split(fitted: Sequence[str], predicted: Sequence[str]) -> Split:
 
 
 def fit_groups(table: RunsTable, lrs: Mapping[str, np.ndarray], split: Split, group_by: Sequence[str],
-               *, decay: float | None = PAPER_DECAY, progress: bool = True) -> list[CurveFit]:
+               *, decay: float | None = PAPER_DECAY, skip_warmups: float = TRANSIENT_WARMUPS,
+               progress: bool = True) -> list[CurveFit]:
     """:func:`fit_group` on every group of ``group_by`` columns (e.g. ``n_total``, or ``n_total``
     and ``peak_lr``) that ``split`` gives at least one run to fit and one to predict."""
     frame = table.frame.assign(**{rs.RUN_ID: table.run_id.astype(str)})
@@ -196,7 +225,7 @@ def fit_groups(table: RunsTable, lrs: Mapping[str, np.ndarray], split: Split, gr
     bar = progress_bar(total=len(plans), desc="curve fits", disable=not progress)
     out = []
     for group, fitted, predicted in plans:
-        out.append(fit_group(table, lrs, fitted, predicted, decay=decay, group=group))
+        out.append(fit_group(table, lrs, fitted, predicted, decay=decay, skip_warmups=skip_warmups, group=group))
         bar.update(1)
     bar.close()
     return out

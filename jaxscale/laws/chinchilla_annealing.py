@@ -14,6 +14,11 @@ Eq. 2 exactly, so alpha and beta are Chinchilla's exponents, estimated from whol
 instead of last checkpoints. This combination is jaxscale's (declared before fitting it: see
 the README's "every checkpoint" section), not a published law.
 
+The inputs are columns of the runs table that ``jaxscale curve --every-checkpoint`` adds from
+each run's schedule (:func:`jaxscale.fit.every_checkpoint.checkpoint_table`), so the law is fitted
+as any other (:func:`jaxscale.fit.approach3.fit_approach3`, and NUTS through
+:mod:`jaxscale.inference`).
+
 Log form, overflow-safe: P = LSE(log E, log A - alpha log N, log B - beta log Dt) and
 log L = P + log(1 - exp(log C + log St2 - P)) (:func:`jaxscale.laws.lr_annealing.log_difference`),
 NaN where the law's loss would be <= 0.
@@ -21,12 +26,15 @@ NaN where the law's loss would be <= 0.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxscale.laws.law import grid, lse
+from jaxscale import runs_schema as rs
+from jaxscale.laws import chinchilla
+from jaxscale.laws.law import Law, NoisePriors, Normal, grid, lse
 from jaxscale.laws.lr_annealing import log_difference
 
 
@@ -41,15 +49,6 @@ class ChinchillaAnnealingParams(NamedTuple):
     beta: ArrayLike
 
 
-#: Which fields are scales (fitted as logs); the rest are exponents.
-LOG_SCALE = (True, True, True, True, False, False)
-
-#: Multistart grid in vector coordinates (log E, log A, log B, log C, alpha, beta): Epoch's
-#: Chinchilla ranges, coarser, times three annealing scales.
-INIT_GRID = grid(log_e=(-1.0, 0.5, 1.5), log_a=(0.0, 10.0, 20.0), log_b=(0.0, 10.0, 20.0),
-                 log_c=(-8.0, -5.0, -2.0), alpha=(0.0, 0.5, 1.0, 1.5), beta=(0.0, 0.5, 1.0, 1.5))
-
-
 def log_loss(p: ChinchillaAnnealingParams, log_n: ArrayLike, log_d: ArrayLike, log_s2: ArrayLike) -> jnp.ndarray:
     """log L from log N, log Dt and log St2, elementwise."""
     E, A, B, C, alpha, beta = p
@@ -57,7 +56,40 @@ def log_loss(p: ChinchillaAnnealingParams, log_n: ArrayLike, log_d: ArrayLike, l
     return log_difference(forward, jnp.log(C) + log_s2)
 
 
-def from_vector(v: ArrayLike) -> ChinchillaAnnealingParams:
-    """Parameters from the vector (log E, log A, log B, log C, alpha, beta)."""
-    v = jnp.asarray(v)
-    return ChinchillaAnnealingParams(*(jnp.exp(v[..., i]) if log else v[..., i] for i, log in enumerate(LOG_SCALE)))
+def closed_forms(p: ChinchillaAnnealingParams) -> dict[str, jnp.ndarray]:
+    """Chinchilla's allocation exponents of the law's (A, B, E, alpha, beta): a = beta / (alpha +
+    beta), b = alpha / (alpha + beta) (Hoffmann et al. 2022, Eq. 4)."""
+    E, A, B, _, alpha, beta = p
+    a, b = chinchilla.allocation_exponents(chinchilla.ChinchillaParams(A, B, E, alpha, beta))
+    return {"a": a, "b": b}
+
+
+@dataclass(frozen=True)
+class ChinchillaAnnealingPriors(NoisePriors):
+    """Chinchilla's priors for E, A, B, alpha, beta, reordered to the law's vector, and ``log_C``
+    ~ Normal(-5, 3): C is the loss bought per step of annealing at the peak rate, about 1e-4
+    to 1e-1 nats in jaxscale's runs and the (Mis)Fitting runs."""
+
+    log_E: Normal = chinchilla.ChinchillaPriors.log_E
+    log_A: Normal = chinchilla.ChinchillaPriors.log_A
+    log_B: Normal = chinchilla.ChinchillaPriors.log_B
+    log_C: Normal = (-5.0, 3.0)
+    alpha: Normal = chinchilla.ChinchillaPriors.alpha
+    beta: Normal = chinchilla.ChinchillaPriors.beta
+
+
+LAW: Law[ChinchillaAnnealingParams] = Law(
+    name="chinchilla-annealing",
+    params_type=ChinchillaAnnealingParams,
+    log_loss=log_loss,
+    log_scale=(True, True, True, True, False, False),
+    # Epoch's Chinchilla ranges, coarser, times three annealing scales.
+    init_grid=grid(log_e=(-1.0, 0.5, 1.5), log_a=(0.0, 10.0, 20.0), log_b=(0.0, 10.0, 20.0),
+                   log_c=(-8.0, -5.0, -2.0), alpha=(0.0, 0.5, 1.0, 1.5), beta=(0.0, 0.5, 1.0, 1.5)),
+    priors=ChinchillaAnnealingPriors(),
+    formula="L(N, s) = E + A N^(-alpha) + B Dt^(-beta) - C St2",
+    citation="Hoffmann et al. (2022), Eq. 2, with the annealing term of Tissue et al. (2024), Eq. 1",
+    inputs=(rs.N_TOTAL, rs.FORWARD_TOKENS, rs.ANNEALING_STEPS),
+    closed_forms=closed_forms,
+    positive=False,
+)
