@@ -18,7 +18,7 @@ from jaxscale import runs_schema as rs
 from jaxscale.cli import main
 from jaxscale.experiments import presets
 from jaxscale.experiments.sweep import (
-    best_learning_rates, budget_steps, fit_table, model_config, rate_beyond_edge, run_id,
+    best_learning_rates, budget_steps, fit_table, model_config, rate_beyond_edge, run_id, run_spec,
 )
 from jaxscale.experiments.sweep_diagnostics import crossings, learning_rate_rows
 from jaxscale.fit.approach1 import MIN_FRONTIER_SIZES, fit_approach1
@@ -252,6 +252,22 @@ def test_equal_compute_budgets_end_every_size_at_the_same_compute():
         dataclasses.replace(cfg, compute_budget=None)
 
 
+def test_constant_runs_go_on_to_a_common_nonembedding_compute():
+    cfg = presets.CPU
+    ends = []
+    for size in cfg.sizes:
+        counts = param_counts(model_config(cfg, size, cfg.vocab_size))
+        constant = run_spec(cfg, size, cfg.vocab_size, cfg.single_lr, "constant").schedule.total_steps
+        cosine = run_spec(cfg, size, cfg.vocab_size, cfg.single_lr, "cosine").schedule.total_steps
+        assert constant >= cosine == budget_steps(cfg, size, cfg.vocab_size)
+        ends.append(6 * counts.nonembedding * constant * cfg.tokens_per_step)
+    np.testing.assert_allclose(ends, cfg.constant_compute_nonembedding, rtol=0.01)
+    unset = dataclasses.replace(cfg, constant_compute_nonembedding=None)
+    size = cfg.sizes[0]
+    assert (run_spec(unset, size, cfg.vocab_size, 0.01, "constant").schedule.total_steps
+            == budget_steps(cfg, size, cfg.vocab_size))
+
+
 def test_smoke_sweep_writes_its_diagnostics(smoke):
     out, summary = smoke
     report = summary["diagnostics"]
@@ -260,6 +276,6 @@ def test_smoke_sweep_writes_its_diagnostics(smoke):
     assert set(report["frontier"]) == {"total", "nonembedding"}
     for basis, rows in report["frontier"].items():
         row = pd.read_csv(out / "table.csv").set_index(["experiment", "basis"]).loc[("experiment 1", basis)]
-        assert len(rows) == row.frontier_models
+        assert sum(r["fitted"] for r in rows) == row.frontier_models
     assert len(report["crossings"]) == len(presets.SMOKE.sizes) - 1
     assert "## Curve crossings" in (out / "diagnostics.md").read_text()

@@ -8,10 +8,11 @@ and fits Chinchilla's Method 1 (:func:`jaxscale.fit.approach1.fit_approach1`) on
     N_opt ∝ C^a,   D_opt = C / (6 N_opt) ∝ C^b,   b = 1 - a      (Pearce & Song, Eqs. 3-4)
 
 with C_T = 6 N_T D against N_T (Chinchilla's basis) and C_\\E = 6 N_\\E D against N_\\E (Kaplan's).
-The frontier covers the config's budget range, every frontier point of it fitted (no interior
-rule: the procedure the README's table was measured with); intervals are percentile bootstraps
-over the frontier's budgets. A frontier with fewer than three sizes gives no exponent. Figures
-are the caller's: :mod:`jaxscale.plots.sweep` draws them from :attr:`SweepResult.curves`.
+The frontier covers the config's budget range, and only its budgets held by an interior size
+(neither the smallest nor the largest trained) are fitted unless the config turns the interior
+rule off (docs/sweep_protocol.md); intervals are percentile bootstraps over the fitted budgets.
+A frontier with fewer than three sizes gives no exponent. Figures are the caller's:
+:mod:`jaxscale.plots.sweep` draws them from :attr:`SweepResult.curves`.
 """
 
 from __future__ import annotations
@@ -89,16 +90,30 @@ def budget_steps(cfg: SweepConfig, size: ModelSize, vocab_size: int) -> int:
     return max(2, round(cfg.compute_budget / (6.0 * n_total * cfg.tokens_per_step)))
 
 
+def constant_steps(cfg: SweepConfig, size: ModelSize, vocab_size: int) -> int:
+    """The steps at which the size's C_\\E = 6 N_\\E D reaches ``constant_compute_nonembedding``
+    (0 when unset). With equal final C_T, the smallest size (the largest embedding share) ends
+    first on the C_\\E axis, and the budgets every size covers on Kaplan's basis end there;
+    running the constant (learning-rate grid) runs on to a common C_\\E lets that range reach
+    the budgets where the larger sizes take over (docs/sweep_protocol.md, Section 8)."""
+    if cfg.constant_compute_nonembedding is None:
+        return 0
+    n_nonembedding = lm.run_param_counts(model_config(cfg, size, vocab_size)).nonembedding
+    return round(cfg.constant_compute_nonembedding / (6.0 * n_nonembedding * cfg.tokens_per_step))
+
+
 def run_spec(
     cfg: SweepConfig, size: ModelSize, vocab_size: int, lr: float, kind: str, fraction: float = 1.0
 ) -> lm.RunSpec:
     """The run of ``size`` at peak ``lr`` with a ``kind`` schedule over ``fraction`` of its budget.
 
     Warmup is ``warmup_fraction`` of the size's full budget for every fraction, so runs of one
-    size differ only after warmup.
+    size differ only after warmup. Constant runs last at least :func:`constant_steps`.
     """
     budget = budget_steps(cfg, size, vocab_size)
     steps = max(2, round(budget * fraction))
+    if kind == "constant":
+        steps = max(steps, constant_steps(cfg, size, vocab_size))
     warmup = cfg.warmup_steps if cfg.warmup_steps is not None else int(cfg.warmup_fraction * budget)
     warmup = min(warmup, steps - 1)
     return lm.RunSpec(
@@ -275,7 +290,8 @@ def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True) -> Sweep
     )
     sizes = model_sizes(cfg, vocab)
     run_of = {s.name: run_id(s, best[s.name], "constant") for s in cfg.sizes if s.name in best}
-    frontiers = {basis: fit for (experiment, basis), fit in fits[cfg.frontier_range].items() if experiment == "experiment 1"}
+    fitted = {basis: fit for (experiment, basis), fit in fits[cfg.frontier_range].items() if experiment == "experiment 1"}
+    frontiers = {basis: (whole_frontier(cfg, loaded, best, basis), fit) for basis, fit in fitted.items()}
     report = diagnostics.sweep_diagnostics(loaded, sizes, losses, best, run_of, frontiers)
     (out / DIAGNOSTICS).write_text(diagnostics.format_diagnostics(report))
     return SweepResult(table, sizes, runs_table, loaded, best, time.perf_counter() - start, report)
@@ -334,18 +350,29 @@ def _table_row(fit: AllocationLaws) -> dict[str, Any]:
 def fit_experiment(cfg: SweepConfig, table: RunsTable, best: dict[str, float], experiment: str, basis: str,
                    frontier_range: str | None = None) -> AllocationLaws | None:
     """Method 1 on ``experiment``'s runs on ``basis``, by the declared protocol (docs/sweep_protocol.md):
-    every budget of the frontier range fitted, intervals over the fitted budgets; None (with a
-    warning) when fewer than two runs were selected or the sizes' compute ranges do not overlap."""
+    the budgets of the frontier range (only those held by an interior size if the config's
+    ``interior_only``), intervals over the fitted budgets; None (with a warning) when fewer than
+    two runs were selected or the sizes' compute ranges do not overlap."""
     selected = select_runs(cfg, table, best, experiment)
     if len(set(selected.run_id)) < 2:
         return None
     try:
         return fit_approach1(selected, basis=basis, frontier_range=frontier_range or cfg.frontier_range,
-                             interior_only=False, n_budgets=cfg.frontier_points, bootstrap=cfg.bootstrap,
+                             interior_only=cfg.interior_only, n_budgets=cfg.frontier_points, bootstrap=cfg.bootstrap,
                              resample="budgets", seed=cfg.seed)
     except ValueError as err:
         warnings.warn(f"{experiment}, {basis} basis: no fit: {err}", stacklevel=2)
         return None
+
+
+def whole_frontier(cfg: SweepConfig, table: RunsTable, best: dict[str, float], basis: str) -> AllocationLaws:
+    """Experiment 1's frontier on ``basis`` over the config's budget range, edge sizes included
+    and nothing fitted beyond it: what the diagnostics show beside the fitted budgets."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the fit of record warns already
+        return fit_approach1(select_runs(cfg, table, best, "experiment 1"), basis=basis,
+                             frontier_range=cfg.frontier_range, interior_only=False,
+                             n_budgets=cfg.frontier_points, bootstrap=0)
 
 
 def fit_experiments(cfg: SweepConfig, table: RunsTable, best: dict[str, float], frontier_range: str | None = None

@@ -5,17 +5,19 @@ Three questions decide whether a Method-1 exponent of a sweep measures anything:
 1. **Was each size's learning rate tuned?** Per size, the final validation loss at every rate
    tried and whether the best one sits at an edge of the rates tried (then the optimum may lie
    beyond them, and the size's curve is worse than a tuned one by an unknown amount).
-2. **Who holds the frontier?** Per basis, each size that is N*(C) somewhere on the fitted
-   budgets, with the budgets where it is; fewer than three sizes give no exponent.
+2. **Who holds the frontier?** Per basis, each size that is N*(C) somewhere in the budget
+   range, with the budgets where it is and whether they are fitted; fewer than three fitted
+   sizes give no exponent.
 3. **Do the curves cross?** For each pair of consecutive sizes (by N_T), the compute C_T at which
    the larger size's best-rate constant curve first drops below the smaller's, the compute from
    which it stays below, and how often the order changes (more than once: the curves are closer
    than their noise). A pair that never crosses means the larger size never overtakes within
    the sweep, so the frontier cannot move from one to the other.
 
-The frontier rows also give the share of fitted budgets held by the smallest and by the largest
-size trained: there N* is censored (the optimum may lie beyond the sizes trained), so a large
-share flattens N*(C) by construction.
+The frontier rows cover every budget of the range and give the share held by the smallest and
+by the largest size trained: there N* is censored (the optimum may lie beyond the sizes
+trained), so a large share flattens N*(C) by construction, and the interior rule leaves those
+budgets out of the fit (each row says whether its budgets were fitted).
 """
 
 from __future__ import annotations
@@ -41,14 +43,16 @@ def learning_rate_rows(losses: dict[str, dict[float, float]], best: dict[str, fl
     return rows
 
 
-def frontier_rows(fit: AllocationLaws, size_of: dict[float, str]) -> list[dict[str, Any]]:
-    """Per size on the fitted frontier: its name, the first and last budget where it is N*, and
-    how many (and what share) of the fitted budgets it holds."""
+def frontier_rows(whole: AllocationLaws, fitted: AllocationLaws, size_of: dict[float, str]) -> list[dict[str, Any]]:
+    """Per size on the ``whole`` frontier of the budget range: its name, the first and last budget
+    where it is N*, how many (and what share) of the range's budgets it holds, and whether its
+    budgets are among the ``fitted`` ones (the interior rule leaves out the edge sizes')."""
     rows = []
-    for n in fit.sizes:
-        c = fit.c[fit.n_opt == n]
+    for n in whole.sizes:
+        c = whole.c[whole.n_opt == n]
         rows.append({"size": size_of.get(float(n), f"N={n:.4g}"), "n": float(n), "c_first": float(c.min()),
-                     "c_last": float(c.max()), "budgets": int(len(c)), "share": len(c) / len(fit.c)})
+                     "c_last": float(c.max()), "budgets": int(len(c)), "share": len(c) / len(whole.c),
+                     "fitted": bool(np.isin(n, fitted.sizes))})
     return rows
 
 
@@ -91,17 +95,17 @@ def crossing_rows(curves: RunsTable, run_of: dict[str, str], sizes: list[dict[st
 
 
 def sweep_diagnostics(curves: RunsTable, sizes: list[dict[str, Any]], losses: dict[str, dict[float, float]],
-                      best: dict[str, float], run_of: dict[str, str], frontiers: dict[str, AllocationLaws]
-                      ) -> dict[str, Any]:
+                      best: dict[str, float], run_of: dict[str, str],
+                      frontiers: dict[str, tuple[AllocationLaws, AllocationLaws]]) -> dict[str, Any]:
     """The three diagnostics of the module docstring, as plain data for ``summary.json``:
     ``sizes`` as :func:`jaxscale.experiments.sweep.model_sizes` gives them, ``losses`` the final
     loss per size and rate, ``run_of`` each size's best-rate constant run, ``frontiers``
-    experiment 1's fit per basis."""
+    experiment 1's (whole frontier, fit) per basis."""
     column = {"total": "n_total", "nonembedding": "n_nonembedding"}
     return {
         "learning_rates": learning_rate_rows(losses, best),
-        "frontier": {basis: frontier_rows(fit, {float(s[column[basis]]): s["name"] for s in sizes})
-                     for basis, fit in frontiers.items()},
+        "frontier": {basis: frontier_rows(whole, fit, {float(s[column[basis]]): s["name"] for s in sizes})
+                     for basis, (whole, fit) in frontiers.items()},
         "crossings": crossing_rows(curves, run_of, sizes),
     }
 
@@ -118,10 +122,11 @@ def format_diagnostics(report: dict[str, Any]) -> str:
         tried = ", ".join(f"{lr:g}: {loss:.4f}" for lr, loss in zip(r["rates"], r["final_losses"]))
         lines.append(f"| {r['size']} | {tried} | {r['best_lr']} | {'yes' if r['at_edge'] else 'no'} |")
     for basis, rows in report["frontier"].items():
-        lines += ["", f"## Frontier of experiment 1, {basis} basis: {len(rows)} sizes", "",
-                  "| size | N | budgets C where it is N* | budgets (share) |", "|---|---|---|---|"]
+        fitted = sum(r["fitted"] for r in rows)
+        lines += ["", f"## Frontier of experiment 1, {basis} basis: {len(rows)} sizes, {fitted} fitted", "",
+                  "| size | N | budgets C where it is N* | budgets (share) | fitted |", "|---|---|---|---|---|"]
         lines += [f"| {r['size']} | {r['n']:.4g} | {r['c_first']:.3g} – {r['c_last']:.3g} | {r['budgets']} "
-                  f"({r['share']:.0%}) |" for r in rows]
+                  f"({r['share']:.0%}) | {'yes' if r['fitted'] else 'no (edge size)'} |" for r in rows]
     lines += ["", "## Curve crossings (best-rate constant runs, C_T, within both curves' range)", "",
               "| smaller | larger | first C_T with the larger below | below from C_T on | order changes |",
               "|---|---|---|---|---|"]
