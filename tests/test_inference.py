@@ -94,9 +94,9 @@ def test_netcdf_round_trip(cli_result: dict) -> None:
 
 def _short_run(seed: int) -> object:
     runs = load_runs(synthetic_runs(TRUTH))
-    init = models.sites(chinchilla.LAW, TRUTH, runs.n, runs.d, NOISE)
+    init = models.sites(chinchilla.LAW, TRUTH, (runs.n, runs.d), NOISE)
     config = NutsConfig(chains=2, warmup=10, samples=40, seed=seed, progress_bar=False, init_jitter=0.5)
-    return run_nuts(partial(models.law_model, chinchilla.LAW), runs.n, runs.d, runs.loss, init=init, config=config)
+    return run_nuts(partial(models.law_model, chinchilla.LAW), (runs.n, runs.d), runs.loss, init=init, config=config)
 
 
 @pytest.fixture(scope="module")
@@ -228,6 +228,9 @@ def test_kaplan_law_laplace_cli_recovers_parameters(tmp_path: Path) -> None:
 
 
 def test_bayes_asks_for_one_cpu_device_per_chain(synthetic_csv: Path, tmp_path) -> None:
+    """A user's run: one CPU device per chain, and NumPyro's progress bars, which update from
+    callback threads that do not see the thread-local float64 switch (this failed with
+    "Incorrect output dtype ... Expected: int64, Actual: int32")."""
     from jaxscale.cli.bayes import host_device_flags
 
     assert host_device_flags("", 4) == "--xla_force_host_platform_device_count=4"
@@ -236,11 +239,12 @@ def test_bayes_asks_for_one_cpu_device_per_chain(synthetic_csv: Path, tmp_path) 
     assert host_device_flags(kept, 2) == kept
     code = (f"from jaxscale.cli import main; import jax; "
             f"assert main(['bayes', {str(synthetic_csv)!r}, '--chains', '3', '--warmup', '20', '--samples', '20', "
-            f"'--no-progress', '--json', '--out', {str(tmp_path)!r}]) == 0; print('devices', jax.local_device_count())")
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+            f"'--json', '--out', {str(tmp_path)!r}]) == 0; print('devices', jax.local_device_count())")
+    # NumPyro turns its progress bars off where CI or PYTEST_XDIST_WORKER is set; a user has neither.
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "CI", "PYTEST_XDIST_WORKER")}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.strip().endswith("devices 3")
+    assert proc.stdout.strip().endswith("devices 3") and "Running chain 2" in proc.stderr
 
 
 def test_bayes_called_from_python_leaves_the_environment_alone(synthetic_csv: Path, tmp_path, monkeypatch) -> None:

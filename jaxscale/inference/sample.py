@@ -22,6 +22,7 @@ model's sample sites (for the Chinchilla law, the Approach-3 optimum: see
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -33,7 +34,7 @@ from numpyro.infer import MCMC, NUTS, init_to_value
 from numpyro.infer.util import constrain_fn, initialize_model, unconstrain_fn
 
 from jaxscale.fit.lbfgs import Options, minimize
-from jaxscale.numerics import float64
+from jaxscale.numerics import float64, float64_on_every_thread
 
 Model = Callable[..., None]
 
@@ -125,7 +126,8 @@ def run_nuts(model: Model, *args: Any, init: Mapping[str, Any], config: NutsConf
                 progress_bar=config.progress_bar)
     if config.chains == 1:
         z0 = {k: v[0] for k, v in z0.items()}
-    mcmc.run(run_key, *args, init_params=z0, extra_fields=("energy", "num_steps"), **kwargs)
+    with float64_on_every_thread() if config.progress_bar else contextlib.nullcontext():
+        mcmc.run(run_key, *args, init_params=z0, extra_fields=("energy", "num_steps"), **kwargs)
     return mcmc
 
 
