@@ -287,7 +287,9 @@ def test_cli_missing_files_exit_2(tmp_path, capsys):
 
 
 def test_data_parallel_matches_single_device(corpus, tmp_path):
-    """Batches split over 2 (forced CPU) devices give the single-device vectors up to rounding."""
+    """Batches split over 2 (forced CPU) devices give the single-device vectors up to rounding,
+    also when the run is stopped and resumed from its checkpoint (restored parameters sit on
+    one device and must be replicated over both)."""
     import os
     import subprocess
     import sys
@@ -301,7 +303,9 @@ def test_data_parallel_matches_single_device(corpus, tmp_path):
         "from jaxscale.train.word2vec import prepare_corpus, train_word2vec;"
         "assert jax.local_device_count() == 2;"
         "v, i = prepare_corpus(synthetic_words(), 5);"
-        f"np.save({str(tmp_path / 'v.npy')!r}, train_word2vec(i, v, TINY, progress=False).vectors)"
+        f"d = {str(tmp_path / 'checkpoints')!r};"
+        "train_word2vec(i, v, TINY, checkpoint_dir=d, stop_after_chunks=2, progress=False);"
+        f"np.save({str(tmp_path / 'v.npy')!r}, train_word2vec(i, v, TINY, checkpoint_dir=d, progress=False).vectors)"
     )
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2", "PYTHONPATH": str(root)}

@@ -229,8 +229,10 @@ def hierarchical_softmax(w_out: jax.Array, h: jax.Array, batch: Batch, tree: Huf
     dh = jnp.einsum("bkl,bld->bkd", g, nodes)
     uses = jnp.zeros(w_out.shape[0], jnp.float32).at[points].add(jnp.abs(sign) * weight.sum(1, keepdims=True))
     g_out = g * jnp.minimum(1.0, row_cap / jnp.maximum(uses[points], 1.0))[:, None, :]
-    # a materialised (B, L, K) copy: XLA CPU's fast batched matmul wants the contraction minor
-    steps = jnp.einsum("blk,bkd->bld", jax.lax.optimization_barrier(g_out.swapaxes(1, 2)), h3)
+    if per_target:  # one input per target: each node's step is an outer product, no contraction
+        steps = g_out[:, 0, :, None] * h[:, None, :]
+    else:  # a materialised (B, L, K) copy: XLA CPU's fast batched matmul wants the contraction minor
+        steps = jnp.einsum("blk,bkd->bld", jax.lax.optimization_barrier(g_out.swapaxes(1, 2)), h3)
     return loglik, dh.reshape(h.shape), points, steps
 
 
@@ -284,7 +286,8 @@ def make_train_chunk(config: Word2VecConfig, tree: HuffmanPaths | None = None, d
     ``batches`` is a :class:`Batch` whose arrays carry a leading steps axis; ``nll`` is the summed
     negative log-likelihood of the chunk. The parameter buffers are donated (updated in place).
     With several local devices (default: all of them) each batch is split across them
-    (:func:`data_parallel_step`); with one, the step is :func:`sgd_step`.
+    (:func:`data_parallel_step`) and the parameters are replicated over them first (parameters
+    restored from a checkpoint sit on one device); with one, the step is :func:`sgd_step`.
     """
     devices = jax.local_device_count() if devices is None else devices
     if devices > 1 and (config.batch // config.neg_block) % devices:
@@ -303,7 +306,9 @@ def make_train_chunk(config: Word2VecConfig, tree: HuffmanPaths | None = None, d
         )
         shard = Batch(*[P(None, "data")] * len(Batch._fields))
         # replicas stay equal by construction (all devices apply the same gathered updates)
-        scan_chunk = jax.shard_map(
+        sharded = jax.jit(jax.shard_map(
             scan_chunk, mesh=mesh, in_specs=(P(), shard), out_specs=(P(), P()), check_vma=False
-        )
+        ), donate_argnums=0)
+        replicated = jax.sharding.NamedSharding(mesh, P())
+        return lambda params, batches: sharded(jax.device_put(params, replicated), batches)
     return jax.jit(scan_chunk, donate_argnums=0)
