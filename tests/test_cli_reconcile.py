@@ -55,3 +55,10 @@ def test_out_path_that_is_a_file_exits_2(tmp_path, capsys):
     blocker.write_text("x")
     assert main(["reconcile", "--out", str(blocker)]) == 2
     assert "not a directory" in capsys.readouterr().err
+
+
+def test_log_tick_labels_are_plain_powers_of_ten():
+    from jaxscale.plots.log_ticks import power_of_ten_label
+
+    assert [power_of_ten_label(v) for v in (1e12, 1e-3, 1.0, 10.0)] == ["10¹²", "10⁻³", "10⁰", "10¹"]
+    assert power_of_ten_label(2e12) == "" and power_of_ten_label(0.0) == ""

@@ -6,6 +6,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from jaxscale.laws import table_a9
+from jaxscale.plots.log_ticks import plain_log_ticks
 from jaxscale.reconciliation import Reconciliation
 from jaxscale.simulate import BasisFrontier
 
@@ -13,6 +14,7 @@ from jaxscale.simulate import BasisFrontier
 def log_axes(ax) -> None:
     ax.set_xscale("log")
     ax.set_yscale("log")
+    plain_log_ticks(ax)
     ax.grid(which="major", linewidth=0.6, alpha=0.5)
     ax.grid(which="minor", linewidth=0.3, alpha=0.3)
 
