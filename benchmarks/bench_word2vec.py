@@ -140,19 +140,21 @@ def device_profile(train_chunk, params, batches, hlo: str) -> dict[str, float]:
 def profile(ids, vocab, model: str, loss: str, chunks: int) -> dict:
     """Host and device time per corpus word of one architecture, the device's split by operation."""
     import jax
+    import numpy as np
 
     from jaxscale.models.word2vec import Word2VecConfig, init_params, make_train_chunk
     from jaxscale.train.word2vec import epoch_examples, fixed_chunks, to_batches, training_tables
 
     config = Word2VecConfig(model=model, loss=loss)
     keep, noise, tree = training_tables(vocab, config)
+    paths = None if tree is None else np.asarray(tree.paths)
     stream = fixed_chunks(epoch_examples(ids, keep, config, 0), config.steps_per_chunk * config.batch)
     chunk_list = [next(stream)]  # the epoch's set-up, and the chunk that compiles the step
-    batches = [to_batches(chunk_list[0], config, noise, 0, 0)]
+    batches = [to_batches(chunk_list[0], config, noise, 0, 0, paths)]
     start = time.perf_counter()
     for i in range(1, chunks + 1):
         chunk_list.append(next(stream))
-        batches.append(to_batches(chunk_list[-1], config, noise, 0, i))
+        batches.append(to_batches(chunk_list[-1], config, noise, 0, i, paths))
     host = time.perf_counter() - start
     train_chunk = make_train_chunk(config, tree)
     params = init_params(len(vocab), config)

@@ -23,7 +23,7 @@ from jaxscale.models.word2vec import (
     sgd_step,
 )
 from jaxscale.text.huffman import build_huffman
-from jaxscale.train.word2vec import context_windows, prepare_corpus, train_word2vec
+from jaxscale.train.word2vec import context_windows, pack_paths, prepare_corpus, train_word2vec
 
 TINY = Word2VecConfig(dim=8, batch=32, neg_block=8, steps_per_chunk=4, sentence_length=50, sample=1e-2, epochs=2)
 
@@ -38,6 +38,17 @@ def synthetic_words(n: int = 6000, seed: int = 0) -> list[str]:
         topic = topics[rng.integers(2)]
         words += [topic[j] for j in rng.integers(len(topic), size=8)]
     return words
+
+
+def step_batch(tree=None, **fields) -> Batch:
+    """A one-step :class:`Batch` from its example fields, with the targets' paths packed when a
+    Huffman tree is given (unused, and zeros, otherwise)."""
+    if tree is None:
+        packed = owners = np.zeros((1, 1, 1), np.int32)
+    else:
+        alive = np.asarray(fields["alpha"])[None] > 0
+        packed, owners = pack_paths(np.asarray(fields["targets"])[None], alive, np.asarray(tree.paths), 1)
+    return Batch(**fields, paths=jnp.asarray(packed[0]), path_owner=jnp.asarray(owners[0]))
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +76,8 @@ def test_sgd_step_follows_the_log_likelihood_gradient(model, loss):
     # skip-gram NEG trains one (context, centre) pair per example; the others a centre's whole context
     pairs = model == "skipgram" and loss == "neg"
     inputs = jnp.array([0, 1, 2, 3]) if pairs else jnp.array([[0, 1], [1, 2], [2, 3], [3, 4]])
-    batch = Batch(
+    batch = step_batch(
+        tree,
         inputs=inputs,
         input_mask=jnp.ones((4, 2), jnp.float32),
         targets=jnp.array([5, 4, 0, 1]),
@@ -104,6 +116,29 @@ def test_packed_paths_decode_to_the_huffman_tree():
     assert (~valid).any()
 
 
+def test_packed_paths_hold_each_groups_paths_back_to_back():
+    counts = np.array([40, 9, 7, 5, 3, 2, 1])
+    tree = build_huffman(counts)
+    table = np.asarray(huffman_paths(*tree).paths)
+    targets = np.array([[6, 0, 3, 5], [1, 6, 6, 2]])
+    alive = np.array([[True, True, False, True], [True, True, True, True]])  # (0, 2): padding
+    entries, owners = pack_paths(targets, alive, table, groups=2)
+    size = 2
+    assert entries.shape == owners.shape and entries.shape[:2] == (2, 2) and entries.shape[2] % size == 0
+    most = 0
+    for step in range(2):
+        for group in range(2):
+            members = range(group * size, (group + 1) * size)
+            want = [(i, table[targets[step, k], j]) for i, k in enumerate(members) if alive[step, k]
+                    for j in range(tree.lengths[targets[step, k]])]
+            n = len(want)
+            most = max(most, n)
+            assert [(int(o), int(e)) for o, e in zip(owners[step, group, :n], entries[step, group, :n])] == want
+            assert (entries[step, group, n:] & 1 == 0).all() and (owners[step, group, n:] == size - 1).all()
+            assert (np.diff(owners[step, group]) >= 0).all()  # sorted, as segment_sum is told
+    assert entries.shape[2] == -(-most // size) * size
+
+
 def test_skipgram_hs_context_sets_equal_their_pairs():
     """A centre word trained with its whole context at once = the same (context, centre) pairs."""
     config = Word2VecConfig(loss="hs", dim=4, batch=6, neg_block=1, hs_row_cap=1e9)
@@ -112,11 +147,12 @@ def test_skipgram_hs_context_sets_equal_their_pairs():
     params = init_params(6, config)
     params = params._replace(w_out=jax.random.normal(jax.random.key(2), params.w_out.shape, jnp.float32) * 0.3)
     alpha = jnp.full(2, 0.1, jnp.float32)
-    sets = Batch(inputs=jnp.array([[1, 2, 3, 0], [0, 4, 5, 0]]), input_mask=jnp.array([[1.0, 1, 1, 0], [1, 1, 1, 0]]),
-                 targets=jnp.array([4, 2]), alpha=alpha, negatives=jnp.zeros((2, 1), jnp.int32))
-    pairs = Batch(inputs=jnp.array([1, 2, 3, 0, 4, 5]), input_mask=jnp.zeros((6, 1)),
-                  targets=jnp.array([4, 4, 4, 2, 2, 2]), alpha=jnp.full(6, 0.1, jnp.float32),
-                  negatives=jnp.zeros((6, 1), jnp.int32))
+    sets = step_batch(inputs=jnp.array([[1, 2, 3, 0], [0, 4, 5, 0]]), input_mask=jnp.array([[1.0, 1, 1, 0], [1, 1, 1, 0]]),
+                      targets=jnp.array([4, 2]), alpha=alpha, negatives=jnp.zeros((2, 1), jnp.int32))
+    # one input per target: the packed paths (the form CBOW trains with)
+    pairs = step_batch(tree, inputs=jnp.array([1, 2, 3, 0, 4, 5]), input_mask=jnp.zeros((6, 1)),
+                       targets=jnp.array([4, 4, 4, 2, 2, 2]), alpha=jnp.full(6, 0.1, jnp.float32),
+                       negatives=jnp.zeros((6, 1), jnp.int32))
     from_sets, nll_sets = sgd_step(params, sets, config, tree)
     from_pairs, nll_pairs = sgd_step(params, pairs, config, tree)
     np.testing.assert_allclose(from_sets.w_in, from_pairs.w_in, atol=1e-6)
@@ -286,26 +322,30 @@ def test_cli_missing_files_exit_2(tmp_path, capsys):
     assert "not in the vocabulary: zzz" in capsys.readouterr().err
 
 
-def test_data_parallel_matches_single_device(corpus, tmp_path):
+@pytest.mark.parametrize("model,loss", [("skipgram", "neg"), ("cbow", "hs")])
+def test_data_parallel_matches_single_device(corpus, tmp_path, model, loss):
     """Batches split over 2 (forced CPU) devices give the single-device vectors up to rounding,
     also when the run is stopped and resumed from its checkpoint (restored parameters sit on
-    one device and must be replicated over both)."""
+    one device and must be replicated over both); CBOW HS packs each device's paths apart and
+    caps a node's step by its uses over both devices."""
     import os
     import subprocess
     import sys
     from pathlib import Path
 
     vocab, ids = corpus
-    expected = train_word2vec(ids, vocab, TINY, progress=False).vectors
+    config = dataclasses.replace(TINY, model=model, loss=loss)
+    expected = train_word2vec(ids, vocab, config, progress=False).vectors
     script = (
-        "import sys, numpy as np, jax; sys.path.insert(0, 'tests');"
+        "import dataclasses, sys, numpy as np, jax; sys.path.insert(0, 'tests');"
         "from test_word2vec import synthetic_words, TINY;"
         "from jaxscale.train.word2vec import prepare_corpus, train_word2vec;"
         "assert jax.local_device_count() == 2;"
+        f"c = dataclasses.replace(TINY, model={model!r}, loss={loss!r});"
         "v, i = prepare_corpus(synthetic_words(), 5);"
         f"d = {str(tmp_path / 'checkpoints')!r};"
-        "train_word2vec(i, v, TINY, checkpoint_dir=d, stop_after_chunks=2, progress=False);"
-        f"np.save({str(tmp_path / 'v.npy')!r}, train_word2vec(i, v, TINY, checkpoint_dir=d, progress=False).vectors)"
+        "train_word2vec(i, v, c, checkpoint_dir=d, stop_after_chunks=2, progress=False);"
+        f"np.save({str(tmp_path / 'v.npy')!r}, train_word2vec(i, v, c, checkpoint_dir=d, progress=False).vectors)"
     )
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2", "PYTHONPATH": str(root)}
@@ -341,8 +381,9 @@ def test_hs_row_cap_scales_only_heavily_used_nodes():
     base = Word2VecConfig(loss="hs", dim=4, batch=8, neg_block=1, hs_row_cap=1e9)
     params = init_params(6, base)
     params = params._replace(w_out=jax.random.normal(jax.random.key(1), params.w_out.shape, jnp.float32))
-    batch = Batch(inputs=(jnp.arange(8) % 6)[:, None], input_mask=jnp.ones((8, 1)), targets=jnp.array([0, 0, 0, 0, 0, 1, 2, 5]),
-                  alpha=jnp.full(8, 0.1, jnp.float32), negatives=jnp.zeros((8, 1), jnp.int32))
+    batch = step_batch(inputs=(jnp.arange(8) % 6)[:, None], input_mask=jnp.ones((8, 1)),
+                       targets=jnp.array([0, 0, 0, 0, 0, 1, 2, 5]), alpha=jnp.full(8, 0.1, jnp.float32),
+                       negatives=jnp.zeros((8, 1), jnp.int32))
     free, _ = sgd_step(params, batch, base, tree)
     capped, _ = sgd_step(params, batch, dataclasses.replace(base, hs_row_cap=2.0), tree)
     root = 4  # inner nodes are 0..V-2; the root is V-2 and lies on all 8 paths

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
@@ -119,6 +120,13 @@ class Batch(NamedTuple):
     ``inputs`` holds one context word (skip-gram NEG, shape (B,)) or all of them (CBOW and
     skip-gram HS, shape (B, 2C) with ``input_mask``); ``targets`` the centre word; ``alpha`` the
     learning rate of each example (0 marks padding); ``negatives`` (B / neg_block, k).
+
+    With the hierarchical softmax and one input vector per target (CBOW), ``paths`` holds the
+    targets' Huffman paths packed back to back, without padding to the longest path, and
+    ``path_owner`` the example each entry belongs to. Both are (G, E): the batch's examples
+    split into G equal groups (one per device), entries of a group numbered within it, its
+    padding entries (valid bit 0) owned by its last example so owners stay sorted
+    (:func:`jaxscale.train.word2vec.pack_paths` builds them). Unused otherwise: (1, 1) zeros.
     """
 
     inputs: jax.Array
@@ -126,6 +134,8 @@ class Batch(NamedTuple):
     targets: jax.Array
     alpha: jax.Array
     negatives: jax.Array
+    paths: jax.Array
+    path_owner: jax.Array
 
 
 def init_params(vocab_size: int, config: Word2VecConfig) -> Word2VecParams:
@@ -198,42 +208,80 @@ def negative_sampling(w_out: jax.Array, h: jax.Array, batch: Batch, neg_block: i
     return jnp.sum(loglik * (batch.alpha > 0).reshape(g, neg_block)), dh.reshape(b, d), rows, steps
 
 
-def hierarchical_softmax(w_out: jax.Array, h: jax.Array, batch: Batch, tree: HuffmanPaths, row_cap: float):
+def whole_batch(x: jax.Array) -> jax.Array:
+    """A per-example count summed over the whole batch: on one device, the count itself."""
+    return x
+
+
+def capped_node_steps(g: jax.Array, points: jax.Array, uses_per_entry: jax.Array, n_nodes: int,
+                      row_cap: float, batch_total: Callable[[jax.Array], jax.Array] = whole_batch) -> jax.Array:
+    """Scale the steps ``g`` of path entries whose inner node is used by more than ``row_cap``
+    examples of the batch down to ``row_cap`` examples' worth (see :func:`hierarchical_softmax`).
+    ``points`` and ``uses_per_entry`` have the shape of ``g`` less its trailing axes;
+    ``batch_total`` adds the uses of the other devices' shares of the batch."""
+    uses = batch_total(jnp.zeros(n_nodes, jnp.float32).at[points].add(uses_per_entry))
+    factor = jnp.minimum(1.0, row_cap / jnp.maximum(uses[points], 1.0))
+    return g * factor.reshape(factor.shape + (1,) * (g.ndim - factor.ndim))
+
+
+def hierarchical_softmax(w_out: jax.Array, h: jax.Array, batch: Batch, tree: HuffmanPaths, row_cap: float,
+                         batch_total: Callable[[jax.Array], jax.Array] = whole_batch):
     """HS output layer (Mikolov 2013b Eq. 3) along the Huffman path of each target.
 
     At inner node n with branch code c, the factor is s((1 - 2c) v'_n . h) (word2vec's
     convention: code 0 is the [[...]] = +1 branch). Returns the same tuple as
     :func:`negative_sampling`.
 
-    ``h`` is (B, d), one input vector per target, or (B, K, d): K input vectors (skip-gram's
-    context words, weighted by ``input_mask``) that each predict the same target. The second
-    form is skip-gram's pairs grouped by centre word: the path's nodes are gathered, and their
-    summed steps scattered, once per centre instead of once per pair.
+    ``h`` is (B, d), one input vector per target (:func:`packed_paths_softmax`), or (B, K, d):
+    K input vectors (skip-gram's context words, weighted by ``input_mask``) that each predict
+    the same target. The second form is skip-gram's pairs grouped by centre word: the path's
+    nodes are gathered, and their summed steps scattered, once per centre instead of once per
+    pair, as (B, K) x (B, L) batched products over paths padded to the longest, L.
 
     The top of the tree lies on every path, so in a batch the root receives B summed steps where
     the sequential tool applies them one at a time with feedback; that diverges. An inner node
     used by more than ``row_cap`` examples (pairs) of the batch therefore gets its summed step
-    scaled to ``row_cap`` examples' worth (deeper, rarer nodes are untouched).
+    scaled to ``row_cap`` examples' worth (deeper, rarer nodes are untouched); with the batch
+    split over devices the uses are counted over all of them (``batch_total``).
     """
-    per_target = h.ndim == 2
-    h3 = h[:, None, :] if per_target else h  # (B, K, d)
-    weight = jnp.ones(h3.shape[:2], jnp.float32) if per_target else batch.input_mask  # (B, K)
+    if h.ndim == 2:
+        return packed_paths_softmax(w_out, h, batch, row_cap, batch_total)
+    weight = batch.input_mask  # (B, K)
     points, sign = path_entries(tree.paths[batch.targets])  # (B, L) each
     nodes = w_out[points]  # (B, L, d)
-    scores = jnp.einsum("bkd,bld->bkl", h3, nodes)
+    scores = jnp.einsum("bkd,bld->bkl", h, nodes)
     sign3 = sign[:, None, :]
     on = jnp.abs(sign3) * weight[..., None] * (batch.alpha > 0)[:, None, None]
     log_s, s_neg = log_sigmoid_and_complement(sign3 * scores)
     loglik = jnp.sum(on * log_s)
     g = sign3 * s_neg * (weight * batch.alpha[:, None])[..., None]  # alpha * d loglik / d score
     dh = jnp.einsum("bkl,bld->bkd", g, nodes)
-    uses = jnp.zeros(w_out.shape[0], jnp.float32).at[points].add(jnp.abs(sign) * weight.sum(1, keepdims=True))
-    g_out = g * jnp.minimum(1.0, row_cap / jnp.maximum(uses[points], 1.0))[:, None, :]
-    if per_target:  # one input per target: each node's step is an outer product, no contraction
-        steps = g_out[:, 0, :, None] * h[:, None, :]
-    else:  # a materialised (B, L, K) copy: XLA CPU's fast batched matmul wants the contraction minor
-        steps = jnp.einsum("blk,bkd->bld", jax.lax.optimization_barrier(g_out.swapaxes(1, 2)), h3)
-    return loglik, dh.reshape(h.shape), points, steps
+    g_out = capped_node_steps(g.swapaxes(1, 2), points, jnp.abs(sign) * weight.sum(1, keepdims=True),
+                              w_out.shape[0], row_cap, batch_total)
+    # a materialised (B, L, K) copy: XLA CPU's fast batched matmul wants the contraction minor
+    steps = jnp.einsum("blk,bkd->bld", jax.lax.optimization_barrier(g_out), h)
+    return loglik, dh, points, steps
+
+
+def packed_paths_softmax(w_out: jax.Array, h: jax.Array, batch: Batch, row_cap: float,
+                         batch_total: Callable[[jax.Array], jax.Array] = whole_batch):
+    """:func:`hierarchical_softmax` for one input vector h (B, d) per target, on the packed
+    path entries of :class:`Batch` (``paths``, ``path_owner``): each entry's node is gathered,
+    scored against its owner's h and stepped once, so no work goes to padding up to the
+    longest path (on a 68k-word vocabulary the paths of the training words average 13.7
+    nodes, the longest 22)."""
+    groups, _ = batch.paths.shape
+    owner = (batch.path_owner + (h.shape[0] // groups) * jnp.arange(groups)[:, None]).reshape(-1)
+    points, sign = path_entries(batch.paths.reshape(-1))  # (E,) each
+    nodes = w_out[points]  # (E, d)
+    h_entry = h[owner]
+    alpha = batch.alpha[owner]
+    log_s, s_neg = log_sigmoid_and_complement(sign * jnp.sum(h_entry * nodes, -1))
+    loglik = jnp.sum(jnp.abs(sign) * (alpha > 0) * log_s)
+    g = sign * s_neg * alpha  # alpha * d loglik / d score
+    dh = jax.ops.segment_sum(g[:, None] * nodes, owner, num_segments=h.shape[0], indices_are_sorted=True)
+    g_out = capped_node_steps(g, points, jnp.abs(sign), w_out.shape[0], row_cap, batch_total)
+    return loglik, dh, points, g_out[:, None] * h_entry
 
 
 def input_updates(batch: Batch, dh: jax.Array, model: str) -> tuple[jax.Array, jax.Array]:
@@ -245,13 +293,15 @@ def input_updates(batch: Batch, dh: jax.Array, model: str) -> tuple[jax.Array, j
     return batch.inputs, batch.input_mask[..., None] * dh[:, None, :]
 
 
-def sparse_updates(params: Word2VecParams, batch: Batch, config: Word2VecConfig, tree: HuffmanPaths | None):
+def sparse_updates(params: Word2VecParams, batch: Batch, config: Word2VecConfig, tree: HuffmanPaths | None,
+                   batch_total: Callable[[jax.Array], jax.Array] = whole_batch):
     """The SGD step of a batch as sparse row updates: (nll, (in_rows, in_steps), (out_rows, out_steps))."""
     h = hidden(params.w_in, batch, config.model)
     if config.loss == "neg":
         loglik, dh, out_rows, out_steps = negative_sampling(params.w_out, h, batch, config.neg_block)
     else:
-        loglik, dh, out_rows, out_steps = hierarchical_softmax(params.w_out, h, batch, tree, config.hs_row_cap)
+        loglik, dh, out_rows, out_steps = hierarchical_softmax(params.w_out, h, batch, tree, config.hs_row_cap,
+                                                                  batch_total)
     return -loglik, input_updates(batch, dh, config.model), (out_rows, out_steps)
 
 
@@ -271,9 +321,11 @@ def data_parallel_step(params: Word2VecParams, batch: Batch, config: Word2VecCon
 
     Each device computes the sparse updates of its share of the examples from the replicated
     tables; the updates (not dense gradients) are all-gathered and every device applies all of
-    them, so the replicas stay identical at the cost of B x d numbers of traffic per step.
+    them, so the replicas stay identical at the cost of B x d numbers of traffic per step. The
+    hierarchical softmax's per-node cap counts a node's uses over the whole batch (a sum over
+    the devices), so the step is the one-device step.
     """
-    nll, inputs, outputs = sparse_updates(params, batch, config, tree)
+    nll, inputs, outputs = sparse_updates(params, batch, config, tree, partial(jax.lax.psum, axis_name="data"))
     gather = partial(jax.lax.all_gather, axis_name="data", tiled=True)
     return apply_updates(params, jax.tree.map(gather, inputs), jax.tree.map(gather, outputs)), jax.lax.psum(
         nll, "data"

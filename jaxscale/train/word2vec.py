@@ -163,10 +163,39 @@ def fixed_chunks(segments: Iterator[dict[str, np.ndarray]], size: int) -> Iterat
         yield padded
 
 
+def pack_paths(targets: np.ndarray, alive: np.ndarray, paths: np.ndarray, groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """The Huffman paths of each step's targets, packed back to back as :class:`Batch` holds them.
+
+    ``targets`` and ``alive`` (alpha > 0) are (S, B); ``paths`` is the packed path table
+    (:class:`HuffmanPaths`, on the host). Each step's B examples are split into ``groups``
+    equal groups; a group's entries are its examples' path entries in example order (padding
+    examples contribute none), followed by padding entries (valid bit 0) owned by the group's
+    last example. Returns (entries, owners), each (S, groups, E), with E the most entries any
+    group holds rounded up to a multiple of the group size (so E / group size is a path length,
+    and a chunk's shape changes only when that bound does).
+    """
+    steps, b = targets.shape
+    size = b // groups
+    rows = paths[targets.reshape(-1)]  # (S B, L), each path then padding
+    on = (rows & 1).astype(bool) & alive.reshape(-1, 1)
+    count = on.sum(1)
+    group_total = count.reshape(-1, size).sum(1)
+    width = max(size, -(-int(group_total.max()) // size) * size)
+    filled = np.arange(width)[None, :] < group_total[:, None]  # a group's first slots, in order
+    entries = np.full((steps * groups, width), paths[0, 0] & ~3, np.int32)  # padding: the root, invalid
+    owners = np.full((steps * groups, width), size - 1, np.int32)
+    entries[filled] = rows[on]  # row-major: example by example, each along its path
+    owners[filled] = np.repeat(np.arange(steps * b, dtype=np.int32) % size, count)
+    return entries.reshape(steps, groups, width), owners.reshape(steps, groups, width)
+
+
 def to_batches(
-    chunk: dict[str, np.ndarray], config: Word2VecConfig, cumulative_noise: np.ndarray, epoch: int, index: int
+    chunk: dict[str, np.ndarray], config: Word2VecConfig, cumulative_noise: np.ndarray, epoch: int, index: int,
+    paths: np.ndarray | None = None, groups: int = 1,
 ) -> Batch:
-    """Shape one chunk as a :class:`Batch` with a leading steps axis and draw its negatives."""
+    """Shape one chunk as a :class:`Batch` with a leading steps axis, draw its negatives (NEG)
+    and pack its targets' Huffman paths (CBOW HS, from the host path table ``paths``) in
+    ``groups`` groups per step (one per device)."""
     steps, b = config.steps_per_chunk, config.batch
     if config.loss == "neg":
         rng = np.random.default_rng([config.seed, epoch, index, 1])
@@ -180,7 +209,12 @@ def to_batches(
             return x.reshape(b, steps, *x.shape[1:]).swapaxes(0, 1)
         return x.reshape(steps, b, *x.shape[1:])
 
-    return Batch(shape(chunk["inputs"]), shape(mask), shape(chunk["targets"]), shape(chunk["alpha"]), negatives)
+    targets, alpha = shape(chunk["targets"]), shape(chunk["alpha"])
+    if config.loss == "hs" and config.model == "cbow":
+        packed, owners = pack_paths(targets, alpha > 0, paths, groups)
+    else:
+        packed = owners = np.zeros((steps, groups, 1), np.int32)  # unused
+    return Batch(shape(chunk["inputs"]), shape(mask), targets, alpha, negatives, packed, owners)
 
 
 def training_tables(vocab: Vocab, config: Word2VecConfig) -> tuple[np.ndarray, np.ndarray, HuffmanPaths | None]:
@@ -215,7 +249,9 @@ def train_word2vec(
     if len(vocab) < 2:
         raise ValueError(f"vocabulary must hold at least 2 words; got {len(vocab)}")
     keep, cumulative_noise, tree = training_tables(vocab, config)
-    train_chunk = make_train_chunk(config, tree)
+    devices = jax.local_device_count()
+    train_chunk = make_train_chunk(config, tree, devices)
+    host_paths = None if tree is None else np.asarray(tree.paths)
     params = init_params(len(vocab), config)
     done = 0
     checkpoints = None
@@ -246,7 +282,7 @@ def train_word2vec(
                 bar.update(words - words_seen)
                 words_start = words_seen = words
                 continue
-            batches = to_batches(chunk, config, cumulative_noise, epoch, i)
+            batches = to_batches(chunk, config, cumulative_noise, epoch, i, host_paths, devices)
             if pending is not None:  # block on the previous chunk only now: numpy overlapped it
                 nll, examples, words_seen = _account(bar, pending, nll, examples, words_seen)
             params, chunk_nll = train_chunk(params, batches)
