@@ -21,7 +21,8 @@ adds ``alpha * gradient`` to the rows it touched (sparse ``.at[].add``), with ``
 linearly over training. Examples are processed in batches of ``batch`` inside one
 ``jax.lax.scan``; for negative sampling, each block of ``neg_block`` consecutive examples shares
 its k negative words, which turns the negative scores into a small matrix product (every example
-still sees k draws from P_n, as in Eq. 4). All arrays are float32 explicitly, so training is
+still sees k draws from P_n, as in Eq. 4); with the hierarchical softmax, CBOW's target paths come
+packed back to back (no padding to the longest path), skip-gram's as one padded block per centre. All arrays are float32 explicitly, so training is
 unaffected by ``jax_enable_x64``.
 """
 
@@ -209,7 +210,8 @@ def negative_sampling(w_out: jax.Array, h: jax.Array, batch: Batch, neg_block: i
 
 
 def whole_batch(x: jax.Array) -> jax.Array:
-    """A per-example count summed over the whole batch: on one device, the count itself."""
+    """The whole batch's total of a count taken over one device's share of it: on one device,
+    the count itself (data-parallel training passes a sum over the devices instead)."""
     return x
 
 
