@@ -22,15 +22,15 @@ linearly over training. Examples are processed in batches of ``batch`` inside on
 ``jax.lax.scan``; for negative sampling, each block of ``neg_block`` consecutive examples shares
 its k negative words, which turns the negative scores into a small matrix product (every example
 still sees k draws from P_n, as in Eq. 4); with the hierarchical softmax, CBOW's target paths come
-packed back to back (no padding to the longest path), skip-gram's as one padded block per centre. All arrays are float32 explicitly, so training is
-unaffected by ``jax_enable_x64``.
+packed back to back (no padding to the longest path), skip-gram's as one padded block per centre.
+All arrays are float32 explicitly, so training is unaffected by ``jax_enable_x64``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
@@ -127,7 +127,7 @@ class Batch(NamedTuple):
     ``path_owner`` the example each entry belongs to. Both are (G, E): the batch's examples
     split into G equal groups (one per device), entries of a group numbered within it, its
     padding entries (valid bit 0) owned by its last example so owners stay sorted
-    (:func:`jaxscale.train.word2vec.pack_paths` builds them). Unused otherwise: (1, 1) zeros.
+    (:func:`jaxscale.train.word2vec.pack_paths` builds them). Unused otherwise: (G, 1) zeros.
     """
 
     inputs: jax.Array
