@@ -62,3 +62,40 @@ def test_log_tick_labels_are_plain_powers_of_ten():
 
     assert [power_of_ten_label(v) for v in (1e12, 1e-3, 1.0, 10.0)] == ["10¹²", "10⁻³", "10⁰", "10¹"]
     assert power_of_ten_label(2e12) == "" and power_of_ten_label(0.0) == ""
+
+
+def test_short_log_axes_label_minor_ticks_at_2_3_5():
+    from jaxscale.plots.log_ticks import minor_label
+
+    assert [minor_label(v, 1.2) for v in (2.0, 30.0, 0.5, 5e-4, 2e6)] == ["2", "30", "0.5", "5×10⁻⁴", "2×10⁶"]
+    assert minor_label(4.0, 1.2) == "" and minor_label(7e3, 1.2) == ""  # other mantissas stay unlabelled
+    assert minor_label(2.0, 3.0) == ""  # three decades in view: powers of ten suffice
+
+
+def test_training_curve_loss_axis_reads_values_between_powers_of_ten():
+    """Figure 3's loss axis spans ~2-25: plain minor labels 2, 3, 5, 20 appear beside 10¹."""
+    from jaxscale.plots.reconcile import training_curves_figure
+    from jaxscale.reconciliation import reconcile_spec
+
+    fig = training_curves_figure(reconcile_spec("epoch"))
+    fig.canvas.draw()
+    axis = fig.axes[0].yaxis
+    labels = {t.get_text() for t in axis.get_majorticklabels() + axis.get_minorticklabels() if t.get_visible()}
+    assert {"2", "3", "5", "10¹", "20"} <= labels
+
+
+def test_fixed_margins_place_the_axes_in_inches():
+    from matplotlib.figure import Figure
+
+    from jaxscale.plots.margins import fixed_margins
+
+    fig = Figure(figsize=(10, 5))
+    left, right = fig.subplots(1, 2)
+    fixed_margins(fig, left=1.0, right=0.5, bottom=0.6, top=0.4, columns=2, gap=0.5)
+    boxes = [ax.get_position().bounds for ax in (left, right)]  # figure fractions (x0, y0, w, h)
+    assert boxes[0][0] * 10 == pytest.approx(1.0) and boxes[0][1] * 5 == pytest.approx(0.6)
+    assert (boxes[1][0] + boxes[1][2]) * 10 == pytest.approx(9.5)
+    assert (boxes[1][0] - boxes[0][0] - boxes[0][2]) * 10 == pytest.approx(0.5)
+    assert (boxes[0][1] + boxes[0][3]) * 5 == pytest.approx(4.6)
+    with pytest.raises(ValueError, match="no room"):
+        fixed_margins(fig, left=6, right=5, bottom=0.5, top=0.5)

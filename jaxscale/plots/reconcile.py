@@ -7,6 +7,7 @@ from matplotlib.figure import Figure
 
 from jaxscale.laws import table_a9
 from jaxscale.plots.log_ticks import plain_log_ticks
+from jaxscale.plots.margins import fixed_margins
 from jaxscale.reconciliation import Reconciliation
 from jaxscale.simulate import BasisFrontier
 
@@ -34,8 +35,9 @@ def embedding_panel(ax, n_total: np.ndarray, n_nonembedding: np.ndarray, fit, la
 
 def embedding_fit_figure(result: Reconciliation) -> Figure:
     """Figure 1: N_\\E against N_T for Table A9 with the fitted Eq. 7."""
-    fig = Figure(figsize=(7, 5), layout="constrained")
+    fig = Figure(figsize=(7, 5))
     ax = fig.add_subplot()
+    fixed_margins(fig, left=0.85, right=0.2, bottom=0.6, top=0.35)
     embedding_panel(ax, table_a9.total_params(), table_a9.nonembedding_params(), result.embedding_fit,
                     "Chinchilla Table A9 configurations")
     ax.set_xlim(1e6, 2e10)
@@ -47,8 +49,9 @@ def embedding_fit_figure(result: Reconciliation) -> Figure:
 def local_exponent_figure(result: Reconciliation) -> Figure:
     """Figure 2: the optimum N*_\\E(C_\\E) (Eq. 16) and its local exponent g (Eq. 17, autodiff)
     across scales, with the small- and large-scale limits and the transition N = γ^(3/2)."""
-    fig = Figure(figsize=(8, 5), layout="constrained")
+    fig = Figure(figsize=(8, 5))
     ax = fig.add_subplot()
+    fixed_margins(fig, left=0.8, right=0.75, bottom=0.6, top=0.35)
     ax.plot(result.c_optimal, result.n_check, color="black", label=r"$N^*_{\setminus E}$ (solver; Eq. 16)")
     log_axes(ax)
     ax.set_xlabel(r"$C_{\setminus E}$ (FLOP)")
@@ -70,8 +73,9 @@ def local_exponent_figure(result: Reconciliation) -> Figure:
 def training_curves_figure(result: Reconciliation) -> Figure:
     """Figure 3: synthetic training curves from Eq. 15 against tokens and against C_\\E."""
     curves = result.step4.curves
-    fig = Figure(figsize=(12, 5), layout="constrained")
+    fig = Figure(figsize=(12, 5))
     left, right = fig.subplots(1, 2, sharey=True)
+    fixed_margins(fig, left=0.65, right=0.15, bottom=0.6, top=0.4, columns=2, gap=0.45)
     colours = _colours(len(curves.n_nonembedding))
     tokens = np.asarray(curves.tokens)
     for n, loss, colour in zip(np.asarray(curves.n_nonembedding), np.asarray(curves.loss), colours):
@@ -91,8 +95,9 @@ def training_curves_figure(result: Reconciliation) -> Figure:
 def frontier_figure(result: Reconciliation) -> Figure:
     """Figure 4: the compute-efficient frontier on both bases, with the local power-law fit and
     (non-embedding basis) the analytic optimum of Eq. 16."""
-    fig = Figure(figsize=(13, 5), layout="constrained")
+    fig = Figure(figsize=(13, 5))
     left, right = fig.subplots(1, 2)
+    fixed_margins(fig, left=0.8, right=0.15, bottom=0.6, top=0.4, columns=2, gap=0.9)
     _frontier_panel(left, result.step4.nonembedding, r"\setminus E")
     left.plot(result.c_optimal, result.n_check, "--", color="black", label="analytic optimum (Eq. 16)")
     left.set_xlim(1e11, 1e24)
