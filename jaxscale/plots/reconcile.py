@@ -87,7 +87,7 @@ def training_curves_figure(result: Reconciliation) -> Figure:
         log_axes(ax)
         ax.set_xlabel(xlabel)
     left.set_ylabel("loss")
-    left.legend(fontsize="x-small", ncol=2)
+    left.legend(fontsize="x-small", ncol=2, title=r"$N_{\setminus E}$", title_fontsize="small")
     fig.suptitle(f"Step 4: synthetic training curves ({result.spec} specification)")
     return fig
 
@@ -127,7 +127,9 @@ def _colours(n: int) -> np.ndarray:
 
 
 def _size_label(n: float) -> str:
-    return rf"$N_{{\setminus E}}$ = {n / 1e6:.2f}M" if n >= 1e5 else rf"$N_{{\setminus E}}$ = {n / 1e3:.2f}K"
+    """A model size for the legend, in plain text (the legend's title names N_\\E once: one
+    mathtext label per curve cost a parse each)."""
+    return f"{n / 1e6:.2f}M" if n >= 1e5 else f"{n / 1e3:.2f}K"
 
 
 FIGURES = {
