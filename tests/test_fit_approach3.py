@@ -3,6 +3,8 @@ by the laws package, determinism, the engine's other laws and options."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import numpy as np
 import pytest
@@ -168,6 +170,55 @@ def test_batched_lbfgs_solves_rosenbrock_on_any_pool_size():
     assert np.asarray(wide.converged).all()
     np.testing.assert_array_equal(np.asarray(wide.theta), np.asarray(narrow.theta))
     np.testing.assert_array_equal(np.asarray(wide.n_iter), np.asarray(narrow.n_iter))
+
+
+def ill_conditioned_quadratic(theta, data):
+    """0.5 (x - c)' Q (x - c), Q with eigenvalues 1e-3 .. 10 along a rotated basis."""
+    q, centre = data
+    r = theta - centre
+    return 0.5 * r @ (q @ r)
+
+
+def test_curvature_memory_of_one_minimisation_speeds_up_a_related_one():
+    rng = np.random.default_rng(0)
+    basis, _ = np.linalg.qr(rng.normal(size=(5, 5)))
+    q = basis @ np.diag([1e-3, 1e-2, 0.1, 1.0, 10.0]) @ basis.T
+    options = lbfgs.Options(max_iter=2000, ftol=0.0, gtol=1e-12, memory_size=10)
+    with jax.enable_x64(True):
+        first = lbfgs.minimize(ill_conditioned_quadratic, np.zeros(5), (q, np.ones(5)), options)
+        assert bool(first.converged) and int(np.sum(np.asarray(first.memory.rho) != 0)) > 0
+        # related problems: the same curvature, other minima, started where the first one ended
+        centres = 1.0 + 0.1 * rng.normal(size=(16, 5))
+        solve = lbfgs.solver(ill_conditioned_quadratic, options, batch="data", slots=4)
+        data = (np.broadcast_to(q, (16, 5, 5)), centres)
+        theta0 = np.asarray(first.theta)
+        cold = solve(theta0, data)
+        warm = solve(theta0, data, first.memory.resized(options.memory_size))
+    for sol in (cold, warm):
+        assert np.asarray(sol.converged).all()
+        np.testing.assert_allclose(np.asarray(sol.theta), centres, atol=1e-6)
+    assert cold.memory is None  # not asked for
+    assert np.mean(np.asarray(warm.n_iter)) < 0.5 * np.mean(np.asarray(cold.n_iter))
+    with pytest.raises(ValueError, match=r"Memory.resized\(10\)"):
+        solve(theta0, data, first.memory.resized(4))
+
+
+def test_memory_resized_keeps_the_newest_pairs():
+    memory = lbfgs.Memory(np.arange(6.0).reshape(3, 2), -np.arange(6.0).reshape(3, 2), np.array([1.0, 2.0, 3.0]),
+                          np.asarray(0.5))
+    longer, shorter = memory.resized(5), memory.resized(2)
+    np.testing.assert_array_equal(longer.rho, [1.0, 2.0, 3.0, 0.0, 0.0])  # empty slots after the oldest
+    np.testing.assert_array_equal(longer.s[:3], memory.s)
+    np.testing.assert_array_equal(shorter.s, memory.s[:2])
+    assert float(shorter.gamma) == 0.5
+
+
+def test_bootstrap_from_the_fits_memory_matches_an_empty_one(noisy_fit):
+    fit, boot = noisy_fit
+    assert fit.curvature is not None and np.asarray(fit.curvature.rho).any()
+    empty = bootstrap(dataclasses.replace(fit, curvature=None), 200, seed=0)
+    for name in ("A", "B", "E", "alpha", "beta"):
+        np.testing.assert_allclose(boot.ci95()[name], empty.ci95()[name], rtol=1e-4)
 
 
 @pytest.mark.parametrize("kwargs, pattern", [

@@ -65,7 +65,9 @@ class FitResult:
     """The best fit of a law: its own ``params`` (the law's NamedTuple) and ``vector`` (the
     unconstrained coordinates of the optimum); ``runs`` the table fitted; ``objective``
     the weighted Huber sum at the optimum; of the ``n_starts`` starts, ``n_minimised`` passed
-    the screen and ``n_converged`` of those converged."""
+    the screen and ``n_converged`` of those converged. ``curvature``: the L-BFGS curvature pairs
+    the best start ended with, in the centred coordinates of these runs
+    (:mod:`jaxscale.fit.centring`); refits of resampled runs start from them."""
 
     law: Law
     params: NamedTuple
@@ -78,6 +80,7 @@ class FitResult:
     seconds: float
     delta: float = DELTA
     asymmetry: float | None = None
+    curvature: lbfgs.Memory | None = None
 
     @property
     def n_points(self) -> int:
@@ -175,7 +178,7 @@ def fit_approach3(
     t0 = time.perf_counter()
     kept = screened(objective, starts, data, screen)
     solve = lbfgs.solver(centred_fn(objective, law), options,
-                         slots=lbfgs.SLOTS if screen is None else SCREEN_SLOTS)
+                         slots=lbfgs.SLOTS if screen is None else SCREEN_SLOTS, keep_memory=True)
     sol = jax.tree.map(np.asarray, solve(centre(law, kept, m), data))
     seconds = time.perf_counter() - t0
     best = best_converged(sol)
@@ -184,4 +187,5 @@ def fit_approach3(
         law=law, params=floats(law.from_vector(vector)), vector=vector, objective=float(sol.value[best]),
         runs=runs, n_starts=len(starts), n_minimised=len(kept), n_converged=int(np.sum(sol.converged)),
         seconds=seconds, delta=delta, asymmetry=asymmetry,
+        curvature=jax.tree.map(lambda a: a[best], sol.memory),
     )

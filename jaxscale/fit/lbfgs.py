@@ -10,6 +10,10 @@ So every iteration costs exactly one gradient evaluation and contains no inner l
 what makes the method cheap under ``vmap`` (a vmapped inner line-search loop runs as long as
 its slowest member, for every member).
 
+A minimisation can start from the curvature pairs another one ended with (:class:`Memory`,
+returned with ``keep_memory``): a bootstrap refit of a fit started that way takes the fit's
+knowledge of the objective's curvature with it instead of rebuilding it from an empty memory.
+
 Stopping rule, per problem: the gradient norm falls to ``gtol``; or an accepted step lowers
 the objective by no more than ``ftol`` relative to its size; or the step t falls below
 ``min_step`` (no decrease is representable); or ``max_iter`` is reached (not converged).
@@ -34,6 +38,7 @@ from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 Objective = Callable[..., jnp.ndarray]  # fun(theta, data) -> scalar
 
@@ -51,14 +56,33 @@ class Options:
     backtrack: float = 0.5
 
 
+class Memory(NamedTuple):
+    """The curvature pairs of an L-BFGS run (newest first; ``rho`` 0 marks an empty slot) and its
+    scaling H_0 = gamma I: what it learnt of the objective's curvature near where it ended."""
+
+    s: jnp.ndarray  # (m, p)
+    y: jnp.ndarray  # (m, p)
+    rho: jnp.ndarray  # (m,)
+    gamma: jnp.ndarray  # ()
+
+    def resized(self, memory_size: int) -> "Memory":
+        """The newest ``memory_size`` pairs, empty slots appended where there are fewer (host side)."""
+        s, y, rho = (np.asarray(a)[:memory_size] for a in (self.s, self.y, self.rho))
+        pad = memory_size - len(rho)
+        return Memory(np.pad(s, ((0, pad), (0, 0))), np.pad(y, ((0, pad), (0, 0))), np.pad(rho, (0, pad)),
+                      np.asarray(self.gamma))
+
+
 class Solution(NamedTuple):
-    """Result of one minimisation (leading batch axis when batched)."""
+    """Result of one minimisation (leading batch axis when batched); ``memory`` the final
+    curvature pairs where they were asked for (else None)."""
 
     theta: jnp.ndarray
     value: jnp.ndarray
     grad_norm: jnp.ndarray
     n_iter: jnp.ndarray
     converged: jnp.ndarray
+    memory: Memory | None = None
 
 
 class _State(NamedTuple):
@@ -91,14 +115,26 @@ def _two_loop(g: jnp.ndarray, st: _State) -> jnp.ndarray:
     return r
 
 
-def _fresh(theta0: jnp.ndarray, memory_size: int) -> _State:
-    """A problem not yet evaluated: value +inf, so the first step evaluates at theta0."""
-    z = jnp.zeros_like(theta0)
+def _empty_memory(theta0: jnp.ndarray, memory_size: int) -> Memory:
+    return Memory(jnp.zeros((memory_size,) + theta0.shape, theta0.dtype),
+                  jnp.zeros((memory_size,) + theta0.shape, theta0.dtype),
+                  jnp.zeros((memory_size,), theta0.dtype), jnp.ones((), theta0.dtype))
+
+
+def _check_memory(memory: Memory | None, options: Options, p: int) -> None:
+    """A starting memory must have ``options.memory_size`` slots of ``p`` coordinates."""
+    if memory is not None and tuple(jnp.shape(memory.s)) != (options.memory_size, p):
+        raise ValueError(f"memory holds pairs of shape {tuple(jnp.shape(memory.s))}; these options need "
+                         f"({options.memory_size}, {p}): use Memory.resized({options.memory_size})")
+
+
+def _fresh(theta0: jnp.ndarray, memory_size: int, memory: Memory | None = None) -> _State:
+    """A problem not yet evaluated: value +inf, so the first step evaluates at theta0; its
+    curvature pairs are ``memory`` (``memory_size`` slots) or empty."""
+    s, y, rho, gamma = _empty_memory(theta0, memory_size) if memory is None else memory
     return _State(
-        theta=theta0, value=jnp.asarray(jnp.inf, theta0.dtype), grad=z,
-        s=jnp.zeros((memory_size,) + theta0.shape, theta0.dtype),
-        y=jnp.zeros((memory_size,) + theta0.shape, theta0.dtype),
-        rho=jnp.zeros((memory_size,), theta0.dtype), gamma=jnp.ones((), theta0.dtype),
+        theta=theta0, value=jnp.asarray(jnp.inf, theta0.dtype), grad=jnp.zeros_like(theta0),
+        s=s, y=y, rho=rho, gamma=gamma,
         t=jnp.ones((), theta0.dtype), n_iter=jnp.zeros((), jnp.int32), done=jnp.zeros((), bool),
     )
 
@@ -120,7 +156,8 @@ def _step(f: Callable, opt: Options, st: _State) -> _State:
     good_pair = accept & ~first & (sy > 1e-12 * jnp.linalg.norm(s) * jnp.linalg.norm(y))
     push = lambda mem, new: jnp.where(good_pair, jnp.concatenate([new[None], mem[:-1]]), mem)
     gamma = jnp.where(good_pair, sy / jnp.maximum(jnp.dot(y, y), 1e-300), st.gamma)
-    gamma = jnp.where(first, jnp.minimum(1.0, 1.0 / jnp.maximum(jnp.linalg.norm(grad), 1e-300)), gamma)
+    no_pairs = jnp.all(st.rho == 0)  # a first step's length comes from its gradient, unless pairs were given
+    gamma = jnp.where(first & no_pairs, jnp.minimum(1.0, 1.0 / jnp.maximum(jnp.linalg.norm(grad), 1e-300)), gamma)
 
     new_value = jnp.where(accept, value, st.value)
     new_grad = jnp.where(accept, grad, st.grad)
@@ -141,16 +178,21 @@ def _step(f: Callable, opt: Options, st: _State) -> _State:
     return jax.tree.map(lambda old, upd: jnp.where(st.done, old, upd), st, new)
 
 
-def _solution(st: _State, opt: Options) -> Solution:
+def _solution(st: _State, opt: Options, keep_memory: bool = True) -> Solution:
     converged = st.done & jnp.isfinite(st.value) & (st.n_iter < opt.max_iter)
-    return Solution(st.theta, st.value, jnp.linalg.norm(st.grad, axis=-1), st.n_iter, converged)
+    memory = Memory(st.s, st.y, st.rho, st.gamma) if keep_memory else None
+    return Solution(st.theta, st.value, jnp.linalg.norm(st.grad, axis=-1), st.n_iter, converged, memory)
 
 
-def minimize(fun: Objective, theta0: jnp.ndarray, data: Any, options: Options = Options()) -> Solution:
-    """Minimise ``fun(theta, data)`` over theta (a 1-d array) from ``theta0`` (traceable)."""
+def minimize(fun: Objective, theta0: jnp.ndarray, data: Any, options: Options = Options(),
+             memory: Memory | None = None) -> Solution:
+    """Minimise ``fun(theta, data)`` over theta (a 1-d array) from ``theta0`` (traceable),
+    starting from the curvature pairs ``memory`` if given (:meth:`Memory.resized` to fit)."""
+    theta0 = jnp.asarray(theta0)
+    _check_memory(memory, options, theta0.shape[-1])
     f = functools.partial(fun, data=data)
     st = jax.lax.while_loop(lambda st: ~st.done, functools.partial(_step, f, options),
-                            _fresh(jnp.asarray(theta0), options.memory_size))
+                            _fresh(theta0, options.memory_size, memory))
     return _solution(st, options)
 
 
@@ -158,10 +200,11 @@ def _take(tree: Any, idx: jnp.ndarray) -> Any:
     return jax.tree.map(lambda x: x[idx], tree)
 
 
-def _pool(fun: Objective, options: Options, batch: str, slots: int,
-          theta0: jnp.ndarray, data: Any) -> Solution:
+def _pool(fun: Objective, options: Options, batch: str, slots: int, keep_memory: bool,
+          theta0: jnp.ndarray, data: Any, memory: Memory | None) -> Solution:
     """Solve problems k = 0..K-1 on ``slots`` workers: every iteration steps all workers at
-    once (vmap); a worker whose problem is done writes it out and takes the next one."""
+    once (vmap); a worker whose problem is done writes it out and takes the next one. Every
+    problem starts from the curvature pairs ``memory`` (shared) if given."""
     k_total = (theta0 if batch != "data" else jax.tree.leaves(data)[0]).shape[0]
     p = theta0.shape[-1]
     theta_of = (lambda i: theta0[i]) if batch != "data" else (lambda i: jnp.broadcast_to(theta0, i.shape + (p,)))
@@ -169,7 +212,7 @@ def _pool(fun: Objective, options: Options, batch: str, slots: int,
     in_axes_data = None if batch == "starts" else 0
     step = jax.vmap(lambda st, d: _step(functools.partial(fun, data=d), options, st),
                     in_axes=(0, in_axes_data))
-    fresh = jax.vmap(lambda th: _fresh(th, options.memory_size))
+    fresh = jax.vmap(lambda th: _fresh(th, options.memory_size, memory))
     dtype = theta0.dtype
 
     class Pool(NamedTuple):
@@ -182,14 +225,16 @@ def _pool(fun: Objective, options: Options, batch: str, slots: int,
     job = jnp.where(first < k_total, first, k_total)
     out = Solution(jnp.zeros((k_total, p), dtype), jnp.full((k_total,), jnp.nan, dtype),
                    jnp.full((k_total,), jnp.nan, dtype), jnp.zeros((k_total,), jnp.int32),
-                   jnp.zeros((k_total,), bool))
+                   jnp.zeros((k_total,), bool),
+                   jax.vmap(lambda th: _empty_memory(th, options.memory_size))(jnp.zeros((k_total, p), dtype))
+                   if keep_memory else None)
     safe = lambda j: jnp.minimum(j, k_total - 1)
     init = Pool(fresh(theta_of(safe(job))), job, jnp.asarray(min(slots, k_total)), out)
 
     def body(pool: Pool) -> Pool:
         st = step(pool.st, data_of(safe(pool.job)))
         finished = st.done & (pool.job < k_total)
-        sol = _solution(st, options)
+        sol = _solution(st, options, keep_memory)
         where_out = jnp.where(finished, pool.job, k_total)  # k_total: dropped
         out = jax.tree.map(lambda o, v: o.at[where_out].set(v, mode="drop"), pool.out, sol)
         new_job = pool.next_job + jnp.cumsum(finished) - 1
@@ -208,8 +253,8 @@ SLOTS = 256
 
 @functools.lru_cache(maxsize=64)
 def solver(fun: Objective, options: Options = Options(), batch: str = "starts",
-           slots: int = SLOTS) -> Callable[..., Solution]:
-    """A jit-compiled batched minimiser ``(theta0, data) -> Solution``.
+           slots: int = SLOTS, keep_memory: bool = False) -> Callable[..., Solution]:
+    """A jit-compiled batched minimiser ``(theta0, data, memory=None) -> Solution``.
 
     ``batch="starts"``: ``theta0`` has a leading axis (one problem per start), shared data.
     ``batch="data"``: every leaf of ``data`` has a leading axis (one problem per data set),
@@ -217,14 +262,18 @@ def solver(fun: Objective, options: Options = Options(), batch: str = "starts",
     All problems run in one compiled call on a pool of ``slots`` vmapped workers (fewer if
     there are fewer problems): a worker whose problem has converged takes the next one, so
     slow problems do not hold the finished ones in the batch.
-    Cached on ``(fun, options, batch, slots)``: pass the same objective object to reuse the
-    compiled program.
+    ``memory``: curvature pairs (:class:`Memory`, ``options.memory_size`` slots) every problem
+    starts from, e.g. those a fit of the same objective ended with; ``keep_memory``: return each
+    problem's final pairs in ``Solution.memory`` (else None, and nothing extra is written out).
+    Cached on ``(fun, options, batch, slots, keep_memory)``: pass the same objective object to
+    reuse the compiled program.
     """
     if batch not in ("starts", "data", "both"):
         raise ValueError(f"batch must be 'starts', 'data' or 'both', got {batch!r}")
 
-    def run(theta0: jnp.ndarray, data: Any) -> Solution:
+    def run(theta0: jnp.ndarray, data: Any, memory: Memory | None = None) -> Solution:
         k_total = (theta0 if batch != "data" else jax.tree.leaves(data)[0]).shape[0]
-        return _pool(fun, options, batch, min(slots, k_total), theta0, data)
+        _check_memory(memory, options, theta0.shape[-1])
+        return _pool(fun, options, batch, min(slots, k_total), keep_memory, theta0, data, memory)
 
     return jax.jit(run)
