@@ -57,20 +57,18 @@ class Options:
 
 
 class Memory(NamedTuple):
-    """The curvature pairs of an L-BFGS run (newest first; ``rho`` 0 marks an empty slot) and its
-    scaling H_0 = gamma I: what it learnt of the objective's curvature near where it ended."""
+    """The curvature pairs of an L-BFGS run, newest first (an all-zero pair is an empty slot):
+    what it learnt of the objective's curvature near where it ended. The rest of the state
+    follows from them: rho = 1 / (s.y), and H_0 = gamma I with gamma = s.y / y.y of the newest."""
 
-    s: jnp.ndarray  # (m, p)
-    y: jnp.ndarray  # (m, p)
-    rho: jnp.ndarray  # (m,)
-    gamma: jnp.ndarray  # ()
+    s: jnp.ndarray  # (m, p) steps
+    y: jnp.ndarray  # (m, p) gradient changes
 
     def resized(self, memory_size: int) -> "Memory":
         """The newest ``memory_size`` pairs, empty slots appended where there are fewer (host side)."""
-        s, y, rho = (np.asarray(a)[:memory_size] for a in (self.s, self.y, self.rho))
-        pad = memory_size - len(rho)
-        return Memory(np.pad(s, ((0, pad), (0, 0))), np.pad(y, ((0, pad), (0, 0))), np.pad(rho, (0, pad)),
-                      np.asarray(self.gamma))
+        s, y = (np.asarray(a)[:memory_size] for a in (self.s, self.y))
+        pad = ((0, memory_size - len(s)), (0, 0))
+        return Memory(np.pad(s, pad), np.pad(y, pad))
 
 
 class Solution(NamedTuple):
@@ -117,8 +115,7 @@ def _two_loop(g: jnp.ndarray, st: _State) -> jnp.ndarray:
 
 def _empty_memory(theta0: jnp.ndarray, memory_size: int) -> Memory:
     return Memory(jnp.zeros((memory_size,) + theta0.shape, theta0.dtype),
-                  jnp.zeros((memory_size,) + theta0.shape, theta0.dtype),
-                  jnp.zeros((memory_size,), theta0.dtype), jnp.ones((), theta0.dtype))
+                  jnp.zeros((memory_size,) + theta0.shape, theta0.dtype))
 
 
 def _check_memory(memory: Memory | None, options: Options, p: int) -> None:
@@ -131,7 +128,10 @@ def _check_memory(memory: Memory | None, options: Options, p: int) -> None:
 def _fresh(theta0: jnp.ndarray, memory_size: int, memory: Memory | None = None) -> _State:
     """A problem not yet evaluated: value +inf, so the first step evaluates at theta0; its
     curvature pairs are ``memory`` (``memory_size`` slots) or empty."""
-    s, y, rho, gamma = _empty_memory(theta0, memory_size) if memory is None else memory
+    s, y = _empty_memory(theta0, memory_size) if memory is None else memory
+    sy = jnp.sum(s * y, axis=-1)  # > 0 for every stored pair, 0 for an empty slot
+    rho = jnp.where(sy > 0, 1.0 / jnp.where(sy > 0, sy, 1.0), 0.0)
+    gamma = jnp.where(sy[0] > 0, sy[0] / jnp.maximum(jnp.sum(y[0] * y[0]), 1e-300), 1.0)
     return _State(
         theta=theta0, value=jnp.asarray(jnp.inf, theta0.dtype), grad=jnp.zeros_like(theta0),
         s=s, y=y, rho=rho, gamma=gamma,
@@ -180,7 +180,7 @@ def _step(f: Callable, opt: Options, st: _State) -> _State:
 
 def _solution(st: _State, opt: Options, keep_memory: bool = True) -> Solution:
     converged = st.done & jnp.isfinite(st.value) & (st.n_iter < opt.max_iter)
-    memory = Memory(st.s, st.y, st.rho, st.gamma) if keep_memory else None
+    memory = Memory(st.s, st.y) if keep_memory else None
     return Solution(st.theta, st.value, jnp.linalg.norm(st.grad, axis=-1), st.n_iter, converged, memory)
 
 
