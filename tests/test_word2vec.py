@@ -23,7 +23,7 @@ from jaxscale.models.word2vec import (
     sgd_step,
 )
 from jaxscale.text.huffman import build_huffman
-from jaxscale.train.word2vec import context_windows, pack_paths, prepare_corpus, train_word2vec
+from jaxscale.train.word2vec import context_windows, pack_paths, prepare_corpus, to_batches, train_word2vec
 
 TINY = Word2VecConfig(dim=8, batch=32, neg_block=8, steps_per_chunk=4, sentence_length=50, sample=1e-2, epochs=2)
 
@@ -114,6 +114,14 @@ def test_packed_paths_decode_to_the_huffman_tree():
     np.testing.assert_array_equal(sign[valid], 1 - 2 * tree.codes[valid])
     assert (sign[~valid] == 0).all() and (points[~valid] == len(counts) - 2).all()  # padding: the root
     assert (~valid).any()
+
+
+def test_cbow_hs_batches_without_the_path_table_name_it():
+    config = Word2VecConfig(model="cbow", loss="hs", batch=4, neg_block=4, steps_per_chunk=1)
+    chunk = {"inputs": np.zeros((4, 10), np.int32), "input_mask": np.ones((4, 10), np.float32),
+             "targets": np.arange(4, dtype=np.int32), "alpha": np.full(4, 0.05, np.float32)}
+    with pytest.raises(ValueError, match="host path table"):
+        to_batches(chunk, config, np.cumsum(np.full(4, 0.25)), 0, 0)
 
 
 def test_packed_paths_hold_each_groups_paths_back_to_back():

@@ -113,9 +113,10 @@ def _two_loop(g: jnp.ndarray, st: _State) -> jnp.ndarray:
     return r
 
 
-def _empty_memory(theta0: jnp.ndarray, memory_size: int) -> Memory:
-    return Memory(jnp.zeros((memory_size,) + theta0.shape, theta0.dtype),
-                  jnp.zeros((memory_size,) + theta0.shape, theta0.dtype))
+def _empty_memory(theta: jnp.ndarray, memory_size: int) -> Memory:
+    """No pairs: zeros of shape (..., memory_size, p) for theta of shape (..., p)."""
+    shape = theta.shape[:-1] + (memory_size, theta.shape[-1])
+    return Memory(jnp.zeros(shape, theta.dtype), jnp.zeros(shape, theta.dtype))
 
 
 def _check_memory(memory: Memory | None, options: Options, p: int) -> None:
@@ -226,8 +227,7 @@ def _pool(fun: Objective, options: Options, batch: str, slots: int, keep_memory:
     out = Solution(jnp.zeros((k_total, p), dtype), jnp.full((k_total,), jnp.nan, dtype),
                    jnp.full((k_total,), jnp.nan, dtype), jnp.zeros((k_total,), jnp.int32),
                    jnp.zeros((k_total,), bool),
-                   jax.vmap(lambda th: _empty_memory(th, options.memory_size))(jnp.zeros((k_total, p), dtype))
-                   if keep_memory else None)
+                   _empty_memory(jnp.zeros((k_total, p), dtype), options.memory_size) if keep_memory else None)
     safe = lambda j: jnp.minimum(j, k_total - 1)
     init = Pool(fresh(theta_of(safe(job))), job, jnp.asarray(min(slots, k_total)), out)
 

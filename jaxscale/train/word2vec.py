@@ -211,6 +211,8 @@ def to_batches(
 
     targets, alpha = shape(chunk["targets"]), shape(chunk["alpha"])
     if config.loss == "hs" and config.model == "cbow":
+        if paths is None:
+            raise ValueError("CBOW with the hierarchical softmax needs the host path table: pass paths")
         packed, owners = pack_paths(targets, alpha > 0, paths, groups)
     else:
         packed = owners = np.zeros((steps, groups, 1), np.int32)  # unused
