@@ -157,11 +157,15 @@ def test_kaplan_laws_are_recovered_by_the_same_engine(law, make):
         assert getattr(fit.params, name) == pytest.approx(value, rel=1e-4), name
 
 
-def test_batched_lbfgs_solves_rosenbrock_on_any_pool_size():
-    def rosenbrock(theta, data):
-        return (data - theta[0]) ** 2 + 100.0 * (theta[1] - theta[0] ** 2) ** 2
+def rosenbrock(theta, data):
+    return (data - theta[0]) ** 2 + 100.0 * (theta[1] - theta[0] ** 2) ** 2
 
-    starts = np.array([[-1.2, 1.0], [0.0, 0.0], [2.0, -1.0], [-2.0, 3.0], [1.5, 2.5]])
+
+ROSENBROCK_STARTS = np.array([[-1.2, 1.0], [0.0, 0.0], [2.0, -1.0], [-2.0, 3.0], [1.5, 2.5]])
+
+
+def test_batched_lbfgs_solves_rosenbrock_on_any_pool_size():
+    starts = ROSENBROCK_STARTS
     options = lbfgs.Options(max_iter=500, ftol=0.0, gtol=1e-10)
     with jax.enable_x64(True):
         wide = lbfgs.solver(rosenbrock, options, slots=8)(starts, 1.0)
@@ -170,6 +174,18 @@ def test_batched_lbfgs_solves_rosenbrock_on_any_pool_size():
     assert np.asarray(wide.converged).all()
     np.testing.assert_array_equal(np.asarray(wide.theta), np.asarray(narrow.theta))
     np.testing.assert_array_equal(np.asarray(wide.n_iter), np.asarray(narrow.n_iter))
+
+
+def test_solver_compiled_for_fast_compilation_finds_the_same_minima():
+    """lbfgs.FAST_COMPILE_OPTIONS change how XLA emits the kernels, not what they compute."""
+    starts = ROSENBROCK_STARTS
+    options = lbfgs.Options(max_iter=500, ftol=0.0, gtol=1e-10)
+    pool = jax.jit(lambda th, d: lbfgs._pool(rosenbrock, options, "starts", 2, False, th, d, None))
+    with jax.enable_x64(True):
+        default = pool(starts, 1.0)
+        fast = lbfgs.solver(rosenbrock, options, slots=2)(starts, 1.0)
+    np.testing.assert_array_equal(np.asarray(fast.n_iter), np.asarray(default.n_iter))
+    np.testing.assert_allclose(np.asarray(fast.theta), np.asarray(default.theta), rtol=0, atol=1e-12)
 
 
 def ill_conditioned_quadratic(theta, data):
