@@ -251,10 +251,11 @@ def _pool(fun: Objective, options: Options, batch: str, slots: int, keep_memory:
 SLOTS = 256
 #: XLA CPU settings for the pooled program: its ~100 small kernels compile ~0.3 s faster with the
 #: classic fusion emitters than with the MLIR ones, and run 10-20% slower. Fresh processes
-#: alternating on the 2-core VM, Epoch's 240 runs: the 4000-resample bootstrap 1.01-1.40 s ->
-#: 0.75-0.88 s cold, 0.134-0.152 s -> 0.157-0.176 s warm; the Approach-3 fit 1.12-1.37 s ->
-#: 0.82-0.93 s cold, 0.063-0.068 s -> 0.071-0.073 s warm. A fit runs its program once or a few
-#: times per process, so compiling is what costs. Other backends ignore these CPU options.
+#: alternating on the 2-core VM, Epoch's 240 runs, three rounds each: the 4000-resample
+#: bootstrap 1.01-1.07 s -> 0.73-0.77 s cold, 0.134-0.140 s -> 0.157-0.163 s warm; the
+#: Approach-3 fit 1.13-1.27 s -> 0.84-0.89 s cold, 0.063-0.068 s -> 0.071-0.073 s warm (README).
+#: A fit runs its program once or a few times per process, so compiling is what costs. Other
+#: backends ignore these CPU options.
 FAST_COMPILE_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
 
 
