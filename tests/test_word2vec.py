@@ -168,6 +168,28 @@ def test_skipgram_hs_context_sets_equal_their_pairs():
     np.testing.assert_allclose(nll_sets, nll_pairs, rtol=1e-6)
 
 
+def test_skipgram_hs_blocks_of_centres_give_the_one_block_step():
+    """Centre words split into blocks (a ragged last one too) take the same SGD step as one
+    block, the per-node cap included: it counts a node's uses over the whole batch."""
+    counts = np.array([9, 7, 5, 3, 2, 1])
+    tree = huffman_paths(*build_huffman(counts))
+    one_block = Word2VecConfig(loss="hs", dim=4, batch=5, neg_block=1, hs_row_cap=3.0, hs_block=64)
+    params = init_params(6, one_block)
+    params = params._replace(w_out=jax.random.normal(jax.random.key(3), params.w_out.shape, jnp.float32) * 0.3)
+    batch = step_batch(inputs=jnp.array([[1, 2, 3], [0, 4, 5], [2, 3, 0], [5, 1, 4], [3, 0, 0]]),
+                       input_mask=jnp.array([[1.0, 1, 1], [1, 1, 0], [1, 1, 1], [1, 0, 1], [1, 0, 0]]),
+                       targets=jnp.array([4, 2, 5, 0, 1]), alpha=jnp.full(5, 0.1, jnp.float32),
+                       negatives=jnp.zeros((5, 1), jnp.int32))
+    whole, nll = sgd_step(params, batch, one_block, tree)
+    uncapped, _ = sgd_step(params, batch, dataclasses.replace(one_block, hs_row_cap=1e9), tree)
+    assert not np.allclose(whole.w_out, uncapped.w_out, atol=1e-4)  # the cap is active here
+    for block in (1, 2, 4):
+        blocks, nll_blocks = sgd_step(params, batch, dataclasses.replace(one_block, hs_block=block), tree)
+        np.testing.assert_allclose(blocks.w_in, whole.w_in, atol=1e-6)
+        np.testing.assert_allclose(blocks.w_out, whole.w_out, atol=1e-6)
+        np.testing.assert_allclose(nll_blocks, nll, rtol=1e-6)
+
+
 def test_training_is_deterministic_and_learns(corpus):
     vocab, ids = corpus
     a = train_word2vec(ids, vocab, TINY, progress=False)

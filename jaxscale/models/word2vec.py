@@ -64,6 +64,9 @@ class Word2VecConfig:
     neg_block: int = 16  # consecutive examples sharing their k negatives
     strided: bool = True  # a batch takes every steps_per_chunk-th example of its chunk (see train)
     hs_row_cap: float = 16.0  # HS: most examples' worth of summed step an inner node takes per batch
+    # skip-gram HS: centre words whose path products are computed together (64: their (64, L, d)
+    # node block, ~0.5 MB, stays in a core's 1 MB L2; 1.2-1.35x faster than one 256 block)
+    hs_block: int = 64
     steps_per_chunk: int | None = None  # SGD steps per compiled scan call; None: CHUNK_EXAMPLES / batch
     sentence_length: int = 10_000  # corpus cut into sentences of this many words (as Text8Corpus)
     seed: int = 1
@@ -77,7 +80,7 @@ class Word2VecConfig:
             raise ValueError(f"model must be one of {MODELS}; got {self.model!r}")
         if self.loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}; got {self.loss!r}")
-        for name in ("dim", "window", "epochs", "min_count", "batch", "neg_block",
+        for name in ("dim", "window", "epochs", "min_count", "batch", "neg_block", "hs_block",
                      "steps_per_chunk", "sentence_length"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1; got {getattr(self, name)}")
@@ -227,7 +230,7 @@ def capped_node_steps(g: jax.Array, points: jax.Array, uses_per_entry: jax.Array
 
 
 def hierarchical_softmax(w_out: jax.Array, h: jax.Array, batch: Batch, tree: HuffmanPaths, row_cap: float,
-                         batch_total: Callable[[jax.Array], jax.Array] = whole_batch):
+                         block: int, batch_total: Callable[[jax.Array], jax.Array] = whole_batch):
     """HS output layer (Mikolov 2013b Eq. 3) along the Huffman path of each target.
 
     At inner node n with branch code c, the factor is s((1 - 2c) v'_n . h) (word2vec's
@@ -238,7 +241,8 @@ def hierarchical_softmax(w_out: jax.Array, h: jax.Array, batch: Batch, tree: Huf
     K input vectors (skip-gram's context words, weighted by ``input_mask``) that each predict
     the same target. The second form is skip-gram's pairs grouped by centre word: the path's
     nodes are gathered, and their summed steps scattered, once per centre instead of once per
-    pair, as (B, K) x (B, L) batched products over paths padded to the longest, L.
+    pair, as (B, K) x (B, L) batched products over paths padded to the longest, L, computed
+    ``block`` centres at a time (:func:`context_set_products`).
 
     The top of the tree lies on every path, so in a batch the root receives B summed steps where
     the sequential tool applies them one at a time with feedback; that diverges. An inner node
@@ -250,19 +254,31 @@ def hierarchical_softmax(w_out: jax.Array, h: jax.Array, batch: Batch, tree: Huf
         return packed_paths_softmax(w_out, h, batch, row_cap, batch_total)
     weight = batch.input_mask  # (B, K)
     points, sign = path_entries(tree.paths[batch.targets])  # (B, L) each
-    nodes = w_out[points]  # (B, L, d)
-    scores = jnp.einsum("bkd,bld->bkl", h, nodes)
-    sign3 = sign[:, None, :]
-    on = jnp.abs(sign3) * weight[..., None] * (batch.alpha > 0)[:, None, None]
-    log_s, s_neg = log_sigmoid_and_complement(sign3 * scores)
-    loglik = jnp.sum(on * log_s)
-    g = sign3 * s_neg * (weight * batch.alpha[:, None])[..., None]  # alpha * d loglik / d score
-    dh = jnp.einsum("bkl,bld->bkd", g, nodes)
+    starts = range(0, h.shape[0], block)
+    part = lambda x, i: x[i:i + block]
+    products = [context_set_products(w_out[part(points, i)], part(h, i), part(sign, i), part(weight, i),
+                                     part(batch.alpha, i)) for i in starts]
+    loglik = sum(p[0] for p in products)
+    g, dh = (jnp.concatenate([p[k] for p in products]) for k in (1, 2))
     g_out = capped_node_steps(g.swapaxes(1, 2), points, jnp.abs(sign) * weight.sum(1, keepdims=True),
                               w_out.shape[0], row_cap, batch_total)
     # a materialised (B, L, K) copy: XLA CPU's fast batched matmul wants the contraction minor
-    steps = jnp.einsum("blk,bkd->bld", jax.lax.optimization_barrier(g_out), h)
+    g_out = jax.lax.optimization_barrier(g_out)
+    steps = jnp.concatenate([jnp.einsum("blk,bkd->bld", part(g_out, i), part(h, i)) for i in starts])
     return loglik, dh, points, steps
+
+
+def context_set_products(nodes: jax.Array, h: jax.Array, sign: jax.Array, weight: jax.Array, alpha: jax.Array):
+    """Log-likelihood, score steps g (B, K, L) and input steps (B, K, d) of a block of centre
+    words: K weighted context vectors ``h`` (B, K, d) against the nodes (B, L, d) of the
+    centre's path. Blocks are independent, so XLA runs them concurrently, and a block's nodes
+    stay in cache between its two products."""
+    sign3 = sign[:, None, :]
+    scores = jnp.einsum("bkd,bld->bkl", h, nodes)
+    on = jnp.abs(sign3) * weight[..., None] * (alpha > 0)[:, None, None]
+    log_s, s_neg = log_sigmoid_and_complement(sign3 * scores)
+    g = sign3 * s_neg * (weight * alpha[:, None])[..., None]  # alpha * d loglik / d score
+    return jnp.sum(on * log_s), g, jnp.einsum("bkl,bld->bkd", g, nodes)
 
 
 def packed_paths_softmax(w_out: jax.Array, h: jax.Array, batch: Batch, row_cap: float,
@@ -303,7 +319,7 @@ def sparse_updates(params: Word2VecParams, batch: Batch, config: Word2VecConfig,
         loglik, dh, out_rows, out_steps = negative_sampling(params.w_out, h, batch, config.neg_block)
     else:
         loglik, dh, out_rows, out_steps = hierarchical_softmax(params.w_out, h, batch, tree, config.hs_row_cap,
-                                                                  batch_total)
+                                                                  config.hs_block, batch_total)
     return -loglik, input_updates(batch, dh, config.model), (out_rows, out_steps)
 
 
