@@ -11,7 +11,8 @@ training call (vocabulary building excluded for both). Both vector sets are scor
 With ``--architectures`` it instead trains all four of skip-gram / CBOW x negative sampling /
 hierarchical softmax with both tools (same settings otherwise) and prints one row per
 architecture: how the architectures rank against each other with each tool, beside Mikolov
-2013a Table 3 and 2013b Table 1.
+2013a Table 3 and 2013b Table 1. ``--repeats R`` trains each tool R times, alternating, and
+compares the median words/s (a single run's speed moves by up to 40% on a shared VM).
 
 With ``--profile`` it trains nothing to the end: for each architecture it times building the
 examples of a few chunks on the host, then runs those chunks under the JAX profiler and splits
@@ -19,7 +20,7 @@ the device time over the compiled step's operations (gathers, scatter-adds, matr
 reductions, copies, element-wise), as shares of the traced time (tracing slows each operation).
 
     nice -n 10 python benchmarks/bench_word2vec.py [--json] [--chars N] [--epochs E] [--workers W]
-    nice -n 10 python benchmarks/bench_word2vec.py --architectures --epochs 1 [--json]
+    nice -n 10 python benchmarks/bench_word2vec.py --architectures --epochs 1 [--repeats R] [--json]
     nice -n 10 python benchmarks/bench_word2vec.py --profile [--chunks 4] [--json]
 """
 
@@ -29,6 +30,7 @@ import argparse
 import gzip
 import json
 import re
+import statistics
 import sys
 import tempfile
 import time
@@ -63,21 +65,26 @@ def run_gensim(
 
 
 def compare(words: list[str], model: str, loss: str, args, progress: bool) -> dict:
-    """Train one architecture with gensim and with jaxscale; words/s and analogy scores of both."""
+    """Train one architecture with gensim and with jaxscale, alternating ``args.repeats`` times;
+    the median words/s of each tool, every run's, and the analogy scores of the last run of each
+    (jaxscale's training is deterministic, gensim's with 2 workers is not)."""
     from jaxscale.eval.analogy import default_analogy_path, evaluate_analogies
     from jaxscale.models.word2vec import Word2VecConfig
     from jaxscale.train.word2vec import prepare_corpus, train_word2vec
 
     sentences = [words[i : i + 10_000] for i in range(0, len(words), 10_000)]
-    gensim_model, gensim_seconds = run_gensim(sentences, model, loss, args.epochs, args.workers, args.seed)
-    gensim_wps = len(words) * args.epochs / gensim_seconds
-    gensim_eval = evaluate_analogies(gensim_model.wv.vectors, gensim_model.wv.index_to_key)
-    gensim_own, _ = gensim_model.wv.evaluate_word_analogies(str(default_analogy_path()), restrict_vocab=30_000)
-
     vocab, ids = prepare_corpus(words, min_count=5)
     config = Word2VecConfig(model=model, loss=loss, epochs=args.epochs, seed=args.seed)
-    result = train_word2vec(ids, vocab, config, progress=progress)
+    gensim_runs, ours_runs = [], []
+    for _ in range(args.repeats):  # alternating, so both tools share the machine's slow and fast phases
+        gensim_model, gensim_seconds = run_gensim(sentences, model, loss, args.epochs, args.workers, args.seed)
+        gensim_runs.append(len(words) * args.epochs / gensim_seconds)
+        result = train_word2vec(ids, vocab, config, progress=progress)
+        ours_runs.append(result.words_per_second)
+    gensim_eval = evaluate_analogies(gensim_model.wv.vectors, gensim_model.wv.index_to_key)
+    gensim_own, _ = gensim_model.wv.evaluate_word_analogies(str(default_analogy_path()), restrict_vocab=30_000)
     ours_eval = evaluate_analogies(result.vectors, vocab.words)
+    gensim_wps, ours_wps = statistics.median(gensim_runs), statistics.median(ours_runs)
     return {
         "model": model,
         "loss": loss,
@@ -85,8 +92,10 @@ def compare(words: list[str], model: str, loss: str, args, progress: bool) -> di
         "vocab_size": len(vocab),
         "epochs": args.epochs,
         "gensim_words_per_second": gensim_wps,
-        "jaxscale_words_per_second": result.words_per_second,
-        "ratio": result.words_per_second / gensim_wps,
+        "jaxscale_words_per_second": ours_wps,
+        "ratio": ours_wps / gensim_wps,
+        "gensim_runs_words_per_second": gensim_runs,
+        "jaxscale_runs_words_per_second": ours_runs,
         "gensim_accuracy": gensim_eval.total,
         "jaxscale_accuracy": ours_eval.total,
         "accuracy_gap": ours_eval.total - gensim_eval.total,
@@ -96,8 +105,8 @@ def compare(words: list[str], model: str, loss: str, args, progress: bool) -> di
         "jaxscale_semantic": ours_eval.semantic,
         "jaxscale_syntactic": ours_eval.syntactic,
         "coverage": ours_eval.coverage,
-        "gensim_seconds": gensim_seconds,
-        "jaxscale_seconds": result.seconds,
+        "gensim_seconds": len(words) * args.epochs / gensim_wps,
+        "jaxscale_seconds": len(words) * args.epochs / ours_wps,
         "gensim_workers": args.workers,
     }
 
@@ -198,12 +207,14 @@ def print_profiles(rows: list[dict]) -> None:
 
 def print_architectures(rows: list[dict]) -> None:
     print(f"{'architecture':14s} {'gensim total (sem/syn)':>24s} {'jaxscale total (sem/syn)':>26s} "
-          f"{'gensim w/s':>11s} {'jaxscale w/s':>13s} {'ratio':>6s}")
+          f"{'gensim w/s':>11s} {'jaxscale w/s':>13s} {'ratio':>6s}  (pairs' ratios)")
     for r in rows:
         print(f"{r['model'] + '/' + r['loss']:14s} "
               f"{r['gensim_accuracy']:6.2f} ({r['gensim_semantic']:5.2f}/{r['gensim_syntactic']:5.2f})      "
               f"{r['jaxscale_accuracy']:6.2f} ({r['jaxscale_semantic']:5.2f}/{r['jaxscale_syntactic']:5.2f})        "
-              f"{r['gensim_words_per_second']:11,.0f} {r['jaxscale_words_per_second']:13,.0f} {r['ratio']:6.2f}")
+              f"{r['gensim_words_per_second']:11,.0f} {r['jaxscale_words_per_second']:13,.0f} {r['ratio']:6.2f}  "
+              + " ".join(f"{ours / theirs:.2f}" for theirs, ours in zip(r["gensim_runs_words_per_second"],
+                                                                      r["jaxscale_runs_words_per_second"])))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -212,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2, help="gensim worker threads")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="train each tool this many times, alternating; words/s are the medians")
     parser.add_argument("--architectures", action="store_true",
                         help="compare all four skip-gram/CBOW x NEG/HS architectures instead")
     parser.add_argument("--profile", action="store_true",
@@ -219,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunks", type=int, default=4, help="chunks timed by --profile")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error(f"--repeats must be >= 1; got {args.repeats}")
     if not CORPUS.is_file():
         print(f"skipped: shared corpus not found at {CORPUS}", file=sys.stderr)
         return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import statistics
 from pathlib import Path
 
 import pytest
@@ -27,13 +28,23 @@ def corpus():
 
 def test_benchmark_reports_both_tools(corpus, capsys):
     bench = load(ROOT / "benchmarks" / "bench_word2vec.py")
-    assert bench.main(["--chars", "600000", "--epochs", "1", "--json"]) == 0
+    assert bench.main(["--chars", "600000", "--epochs", "1", "--repeats", "2", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     for key in ("gensim_words_per_second", "jaxscale_words_per_second", "ratio", "gensim_accuracy",
                 "jaxscale_accuracy"):
         assert report[key] >= 0, key
+    for tool in ("gensim", "jaxscale"):  # the medians of the alternating runs
+        runs = report[f"{tool}_runs_words_per_second"]
+        assert len(runs) == 2 and report[f"{tool}_words_per_second"] == pytest.approx(statistics.median(runs))
     assert report["ratio"] == pytest.approx(report["jaxscale_words_per_second"] / report["gensim_words_per_second"])
     assert report["corpus_words"] > 90_000 and report["epochs"] == 1
+
+
+def test_benchmark_refuses_no_repeats(capsys):
+    bench = load(ROOT / "benchmarks" / "bench_word2vec.py")
+    with pytest.raises(SystemExit) as exit_:
+        bench.main(["--repeats", "0"])
+    assert exit_.value.code == 2 and "--repeats must be >= 1" in capsys.readouterr().err
 
 
 def test_architectures_example_runs(corpus, capsys):
