@@ -65,7 +65,8 @@ class Word2VecConfig:
     strided: bool = True  # a batch takes every steps_per_chunk-th example of its chunk (see train)
     hs_row_cap: float = 16.0  # HS: most examples' worth of summed step an inner node takes per batch
     # skip-gram HS: centre words whose path products are computed together (64: their (64, L, d)
-    # node block, ~0.5 MB, stays in a core's 1 MB L2; 1.2-1.35x faster than one 256 block)
+    # node block, ~0.5 MB, stays in a core's 1 MB L2; 1.22x faster than one block of 256 on the
+    # 2-core benchmark VM, where 32 and 128 were slower than 64)
     hs_block: int = 64
     steps_per_chunk: int | None = None  # SGD steps per compiled scan call; None: CHUNK_EXAMPLES / batch
     sentence_length: int = 10_000  # corpus cut into sentences of this many words (as Text8Corpus)
