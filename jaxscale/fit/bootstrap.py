@@ -6,10 +6,10 @@ sum, so all R refits are the same problem with different weights: they run at on
 jit-compiled call, each warm-started from the full-data optimum, in coordinates centred on its
 own resample (:mod:`jaxscale.fit.centring`), and with the curvature pairs the full-data fit's
 L-BFGS ended with (``FitResult.curvature``; taken as they are, though a resample's centres move
-its coordinates slightly: they only shape the steps, not where the refit stops). The refits are
-the law's own parameters with a leading axis of R; their spread gives standard errors, the covariance and 95%
-percentile intervals of every parameter and of the law's closed-form derived quantities (for
-Chinchilla a = beta/(alpha+beta), b = alpha/(alpha+beta), G).
+its coordinates slightly: they only shape the steps, not where the refit stops). The refits
+are the law's own parameters with a leading axis of R; their spread gives standard errors, the
+covariance and 95% percentile intervals of every parameter and of the law's closed-form derived
+quantities (for Chinchilla a = beta/(alpha+beta), b = alpha/(alpha+beta), G).
 """
 
 from __future__ import annotations
