@@ -14,12 +14,18 @@ architecture: how the architectures rank against each other with each tool, besi
 2013a Table 3 and 2013b Table 1. ``--repeats R`` trains each tool R times, alternating, and
 compares the median words/s (a single run's speed moves by up to 40% on a shared VM).
 
+On a GPU or TPU, jaxscale trains there and builds its examples there too (``--examples auto``;
+the host's numpy examples would cap it near gensim's speed); give gensim every core of the
+machine (``--workers``) and jaxscale a batch that fills the accelerator (``--batch``). The report
+names jaxscale's device, batch and example builder.
+
 With ``--profile`` it trains nothing to the end: for each architecture it times building the
 examples of a few chunks on the host, then runs those chunks under the JAX profiler and splits
 the device time over the compiled step's operations (gathers, scatter-adds, matrix products,
 reductions, copies, element-wise), as shares of the traced time (tracing slows each operation).
 
     nice -n 10 python benchmarks/bench_word2vec.py [--json] [--chars N] [--epochs E] [--workers W]
+        [--batch B] [--examples auto|host|device]
     nice -n 10 python benchmarks/bench_word2vec.py --architectures --epochs 1 [--repeats R] [--json]
     nice -n 10 python benchmarks/bench_word2vec.py --profile [--chunks 4] [--json]
 """
@@ -68,13 +74,16 @@ def compare(words: list[str], model: str, loss: str, args, progress: bool) -> di
     """Train one architecture with gensim and with jaxscale, alternating ``args.repeats`` times;
     the median words/s of each tool, every run's, and the analogy scores of the last run of each
     (jaxscale's training is deterministic, gensim's with 2 workers is not)."""
+    import jax
+
     from jaxscale.eval.analogy import default_analogy_path, evaluate_analogies
     from jaxscale.models.word2vec import Word2VecConfig
     from jaxscale.train.word2vec import prepare_corpus, train_word2vec
 
     sentences = [words[i : i + 10_000] for i in range(0, len(words), 10_000)]
     vocab, ids = prepare_corpus(words, min_count=5)
-    config = Word2VecConfig(model=model, loss=loss, epochs=args.epochs, seed=args.seed)
+    config = Word2VecConfig(model=model, loss=loss, epochs=args.epochs, seed=args.seed, batch=args.batch,
+                            examples=args.examples)
     gensim_runs, ours_runs = [], []
     for _ in range(args.repeats):  # alternating, so both tools share the machine's slow and fast phases
         gensim_model, gensim_seconds = run_gensim(sentences, model, loss, args.epochs, args.workers, args.seed)
@@ -108,6 +117,9 @@ def compare(words: list[str], model: str, loss: str, args, progress: bool) -> di
         "gensim_seconds": len(words) * args.epochs / gensim_wps,
         "jaxscale_seconds": len(words) * args.epochs / ours_wps,
         "gensim_workers": args.workers,
+        "jaxscale_device": str(jax.devices()[0]),
+        "jaxscale_batch": result.config.batch,
+        "jaxscale_examples": result.config.examples,
     }
 
 
@@ -223,6 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2, help="gensim worker threads")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--batch", type=int, default=None, help="jaxscale's examples per SGD step (default: its own)")
+    parser.add_argument("--examples", choices=("auto", "host", "device"), default="auto",
+                        help="who builds jaxscale's examples (auto: the device on a GPU or TPU, else numpy)")
     parser.add_argument("--repeats", type=int, default=1,
                         help="train each tool this many times, alternating; words/s are the medians")
     parser.add_argument("--architectures", action="store_true",

@@ -213,22 +213,28 @@ def test_training_under_x64_stays_float32(corpus):
     np.testing.assert_allclose(result.vectors, reference, atol=1e-5)
 
 
-@pytest.mark.parametrize("model,loss", [("cbow", "neg"), ("skipgram", "hs"), ("cbow", "hs")])
-def test_other_architectures_learn(corpus, model, loss):
+@pytest.mark.parametrize("model,loss,examples", [
+    ("cbow", "neg", "host"), ("skipgram", "hs", "host"), ("cbow", "hs", "host"),
+    ("skipgram", "neg", "device"), ("cbow", "neg", "device"), ("skipgram", "hs", "device"),
+])
+def test_other_architectures_learn(corpus, model, loss, examples):
     vocab, ids = corpus
-    config = dataclasses.replace(TINY, model=model, loss=loss, epochs=3)
+    config = dataclasses.replace(TINY, model=model, loss=loss, epochs=3, examples=examples)
     result = train_word2vec(ids, vocab, config, progress=False)
+    assert result.completed and result.words == 3 * len(ids) and result.examples > 0
     found = [w for w, _ in nearest_neighbours(result.vectors, vocab.words, ["bd"], topn=5)]
     assert sum(w.startswith("b") for w in found) >= 4, found
 
 
-def test_resume_gives_the_same_vectors(corpus, tmp_path):
+@pytest.mark.parametrize("examples", ["host", "device"])
+def test_resume_gives_the_same_vectors(corpus, tmp_path, examples):
     vocab, ids = corpus
-    full = train_word2vec(ids, vocab, TINY, progress=False)
-    partial = train_word2vec(ids, vocab, TINY, checkpoint_dir=tmp_path, stop_after_chunks=5, progress=False)
+    config = dataclasses.replace(TINY, examples=examples)
+    full = train_word2vec(ids, vocab, config, progress=False)
+    partial = train_word2vec(ids, vocab, config, checkpoint_dir=tmp_path, stop_after_chunks=5, progress=False)
     assert not partial.completed
     assert not np.array_equal(partial.vectors, full.vectors)
-    resumed = train_word2vec(ids, vocab, TINY, checkpoint_dir=tmp_path, progress=False)
+    resumed = train_word2vec(ids, vocab, config, checkpoint_dir=tmp_path, progress=False)
     assert resumed.completed and 0 < resumed.words < full.words
     np.testing.assert_array_equal(resumed.vectors, full.vectors)
 
@@ -331,9 +337,12 @@ def test_cli_train_and_eval(tmp_path, capsys):
     [
         ("", [], "empty"),
         ("one two three four", ["--min-count", "5"], "vocabulary is empty"),
+        ("one two one two", ["--min-count", "1", "--batch", "0"], "batch must be >= 1; got 0"),
+        ("one two one two", ["--min-count", "1", "--model", "cbow", "--loss", "hs", "--examples", "device"],
+         "does not build CBOW with the hierarchical softmax"),
     ],
 )
-def test_cli_bad_corpus_exits_2(tmp_path, capsys, text, args, message):
+def test_cli_bad_corpus_or_options_exit_2(tmp_path, capsys, text, args, message):
     corpus = tmp_path / "c.txt"
     corpus.write_text(text)
     assert main(["word2vec", "train", str(corpus), "--out", str(tmp_path / "o"), *args]) == 2
@@ -352,26 +361,28 @@ def test_cli_missing_files_exit_2(tmp_path, capsys):
     assert "not in the vocabulary: zzz" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("model,loss", [("skipgram", "neg"), ("cbow", "hs")])
-def test_data_parallel_matches_single_device(corpus, tmp_path, model, loss):
+@pytest.mark.parametrize("model,loss,examples", [("skipgram", "neg", "host"), ("cbow", "hs", "host"),
+                                                ("skipgram", "neg", "device")])
+def test_data_parallel_matches_single_device(corpus, tmp_path, model, loss, examples):
     """Batches split over 2 (forced CPU) devices give the single-device vectors up to rounding,
     also when the run is stopped and resumed from its checkpoint (restored parameters sit on
     one device and must be replicated over both); CBOW HS packs each device's paths apart and
-    caps a node's step by its uses over both devices."""
+    caps a node's step by its uses over both devices; batches built on the device are split
+    over both too."""
     import os
     import subprocess
     import sys
     from pathlib import Path
 
     vocab, ids = corpus
-    config = dataclasses.replace(TINY, model=model, loss=loss)
+    config = dataclasses.replace(TINY, model=model, loss=loss, examples=examples)
     expected = train_word2vec(ids, vocab, config, progress=False).vectors
     script = (
         "import dataclasses, sys, numpy as np, jax; sys.path.insert(0, 'tests');"
         "from test_word2vec import synthetic_words, TINY;"
         "from jaxscale.train.word2vec import prepare_corpus, train_word2vec;"
         "assert jax.local_device_count() == 2;"
-        f"c = dataclasses.replace(TINY, model={model!r}, loss={loss!r});"
+        f"c = dataclasses.replace(TINY, model={model!r}, loss={loss!r}, examples={examples!r});"
         "v, i = prepare_corpus(synthetic_words(), 5);"
         f"d = {str(tmp_path / 'checkpoints')!r};"
         "train_word2vec(i, v, c, checkpoint_dir=d, stop_after_chunks=2, progress=False);"

@@ -25,6 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--phrases", type=int, default=0, metavar="N", help="phrase-detection passes first")
     train.add_argument("--max-chars", type=int, default=None, help="use only the first N normalised characters")
     train.add_argument("--seed", type=int, default=1)
+    train.add_argument("--batch", type=int, default=None, help="examples per SGD step (default 1024 NEG, 256 HS)")
+    train.add_argument("--examples", choices=("auto", "host", "device"), default="auto",
+                       help="who builds the examples: numpy, or the accelerator (auto: the device on a GPU/TPU)")
     train.add_argument("--text", action="store_true", help="also write vectors.txt (word2vec text format)")
     train.add_argument("--checkpoint-seconds", type=float, default=300.0, help="seconds between checkpoints")
     train.add_argument("--json", action="store_true")
@@ -72,7 +75,8 @@ def run_train(args: argparse.Namespace) -> int:
     from jaxscale.cli._output import print_json
     from jaxscale.train.word2vec import train_from_file
 
-    options = ("model", "loss", "dim", "window", "negative", "sample", "min_count", "epochs", "alpha", "seed")
+    options = ("model", "loss", "dim", "window", "negative", "sample", "min_count", "epochs", "alpha", "seed", "batch",
+               "examples")
     summary = train_from_file(
         args.corpus,
         args.out,

@@ -40,6 +40,7 @@ from jax.sharding import PartitionSpec as P
 
 MODELS = ("skipgram", "cbow")
 LOSSES = ("neg", "hs")
+EXAMPLE_BUILDERS = ("auto", "host", "device")
 CHUNK_EXAMPLES = 1 << 17  # examples per compiled scan call when steps_per_chunk is not given
 
 
@@ -71,17 +72,25 @@ class Word2VecConfig:
     steps_per_chunk: int | None = None  # SGD steps per compiled scan call; None: CHUNK_EXAMPLES / batch
     sentence_length: int = 10_000  # corpus cut into sentences of this many words (as Text8Corpus)
     seed: int = 1
+    # who builds the examples: numpy on the host ("host"), or the accelerator from each chunk's kept
+    # words ("device": the host's ~0.2 us per word would cap an accelerator near gensim's speed);
+    # "auto": the device on a GPU or TPU where the architecture allows it, else the host
+    examples: str = "auto"
 
     def __post_init__(self) -> None:
         if self.batch is None:
             object.__setattr__(self, "batch", 1024 if self.loss == "neg" else 256)
+        if self.batch < 1:
+            raise ValueError(f"batch must be >= 1; got {self.batch}")
         if self.steps_per_chunk is None:
             object.__setattr__(self, "steps_per_chunk", max(1, CHUNK_EXAMPLES // self.batch))
         if self.model not in MODELS:
             raise ValueError(f"model must be one of {MODELS}; got {self.model!r}")
         if self.loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}; got {self.loss!r}")
-        for name in ("dim", "window", "epochs", "min_count", "batch", "neg_block", "hs_block",
+        if self.examples not in EXAMPLE_BUILDERS:
+            raise ValueError(f"examples must be one of {EXAMPLE_BUILDERS}; got {self.examples!r}")
+        for name in ("dim", "window", "epochs", "min_count", "neg_block", "hs_block",
                      "steps_per_chunk", "sentence_length"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1; got {getattr(self, name)}")
@@ -351,6 +360,13 @@ def data_parallel_step(params: Word2VecParams, batch: Batch, config: Word2VecCon
     )
 
 
+def data_mesh(devices: int) -> jax.sharding.Mesh:
+    """The first ``devices`` local devices as the one mesh axis ``"data"`` that batches split over."""
+    return jax.make_mesh(
+        (devices,), ("data",), axis_types=(jax.sharding.AxisType.Auto,), devices=jax.local_devices()[:devices]
+    )
+
+
 def make_train_chunk(config: Word2VecConfig, tree: HuffmanPaths | None = None, devices: int | None = None):
     """A jitted function ``(params, batches) -> (params, nll)`` scanning one SGD step per batch.
 
@@ -372,9 +388,7 @@ def make_train_chunk(config: Word2VecConfig, tree: HuffmanPaths | None = None, d
         return params, jnp.sum(nll)
 
     if devices > 1:
-        mesh = jax.make_mesh(
-            (devices,), ("data",), axis_types=(jax.sharding.AxisType.Auto,), devices=jax.local_devices()[:devices]
-        )
+        mesh = data_mesh(devices)
         shard = Batch(*[P(None, "data")] * len(Batch._fields))
         # replicas stay equal by construction (all devices apply the same gathered updates)
         sharded = jax.jit(jax.shard_map(

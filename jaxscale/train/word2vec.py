@@ -22,12 +22,18 @@ learning rate, nearly constant within a chunk, still follows corpus order; JAX's
 asynchronous dispatch lets numpy build chunk i+1 while chunk i trains. Every random draw is
 seeded by (seed, epoch[, chunk]), so training is deterministic for a seed, and resuming from a
 checkpoint taken after chunk i replays exactly the same stream.
+
+On an accelerator the host would cap the speed (0.1-0.3 us of numpy per corpus word), so there
+the examples are built on the device from each chunk's kept words instead
+(:mod:`jaxscale.train.word2vec_device`, chosen by ``Word2VecConfig.examples``); the training loop
+takes either builder (:class:`HostExamples` or ``DeviceExamples``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from functools import partial
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,6 +110,22 @@ def context_windows(
     return pos, mask
 
 
+def kept_words(
+    ids: np.ndarray, keep: np.ndarray, config: Word2VecConfig, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One epoch's frequent-word subsampling: the corpus positions of the kept words, their ids
+    and their sentence numbers (each occurrence of w kept with probability ``keep[w]``)."""
+    kept_pos = np.flatnonzero(rng.random(len(ids), dtype=np.float32) < keep[ids])
+    return kept_pos, ids[kept_pos], kept_pos // config.sentence_length
+
+
+def learning_rates(positions: np.ndarray, epoch: int, corpus_words: int, config: Word2VecConfig) -> np.ndarray:
+    """alpha of the centre words at corpus ``positions``: decaying linearly from the initial rate
+    with the fraction of all epochs' words processed, never below ``min_alpha_ratio`` of it."""
+    progress = (epoch * corpus_words + positions) / (corpus_words * config.epochs)
+    return (config.learning_rate * np.maximum(1.0 - progress, config.min_alpha_ratio)).astype(np.float32)
+
+
 def epoch_examples(
     ids: np.ndarray, keep: np.ndarray, config: Word2VecConfig, epoch: int
 ) -> Iterator[dict[str, np.ndarray]]:
@@ -116,12 +138,7 @@ def epoch_examples(
     centre word, for progress).
     """
     rng = np.random.default_rng([config.seed, epoch])
-    n = len(ids)
-    kept_pos = np.flatnonzero(rng.random(n, dtype=np.float32) < keep[ids])
-    kept = ids[kept_pos]
-    sentence = kept_pos // config.sentence_length
-    total = n * config.epochs
-    alpha0 = config.learning_rate
+    kept_pos, kept, sentence = kept_words(ids, keep, config, rng)
     for lo in range(0, len(kept), SEGMENT):
         radius = rng.integers(1, config.window + 1, size=min(SEGMENT, len(kept) - lo))
         pos, mask = context_windows(sentence, radius, config.window, lo)
@@ -138,8 +155,7 @@ def epoch_examples(
                 "targets": kept[centre[has_context]],
             }
             centre = centre[has_context]
-        progress = (epoch * n + kept_pos[centre]) / total
-        example["alpha"] = (alpha0 * np.maximum(1.0 - progress, config.min_alpha_ratio)).astype(np.float32)
+        example["alpha"] = learning_rates(kept_pos[centre], epoch, len(ids), config)
         example["position"] = kept_pos[centre]
         yield example
 
@@ -189,6 +205,15 @@ def pack_paths(targets: np.ndarray, alive: np.ndarray, paths: np.ndarray, groups
     return entries.reshape(steps, groups, width), owners.reshape(steps, groups, width)
 
 
+def step_major(x, config: Word2VecConfig):
+    """A chunk's examples (numpy or JAX array, examples first) as (steps, batch, ...): with
+    ``strided`` batch j holds examples j, j + steps, j + 2 steps, ...; else consecutive ones."""
+    steps, b = config.steps_per_chunk, config.batch
+    if config.strided:
+        return x.reshape(b, steps, *x.shape[1:]).swapaxes(0, 1)
+    return x.reshape(steps, b, *x.shape[1:])
+
+
 def to_batches(
     chunk: dict[str, np.ndarray], config: Word2VecConfig, cumulative_noise: np.ndarray, epoch: int, index: int,
     paths: np.ndarray | None = None, groups: int = 1,
@@ -203,12 +228,7 @@ def to_batches(
     else:
         negatives = np.zeros((steps, b // config.neg_block, 1), np.int32)  # unused by HS
     mask = chunk.get("input_mask", np.zeros((len(chunk["targets"]), 1), np.float32))
-
-    def shape(x: np.ndarray) -> np.ndarray:
-        if config.strided:  # batch j holds examples j, j + steps, j + 2 steps, ...
-            return x.reshape(b, steps, *x.shape[1:]).swapaxes(0, 1)
-        return x.reshape(steps, b, *x.shape[1:])
-
+    shape = partial(step_major, config=config)
     targets, alpha = shape(chunk["targets"]), shape(chunk["alpha"])
     if config.loss == "hs" and config.model == "cbow":
         if paths is None:
@@ -217,6 +237,50 @@ def to_batches(
     else:
         packed = owners = np.zeros((steps, groups, 1), np.int32)  # unused
     return Batch(shape(chunk["inputs"]), shape(mask), targets, alpha, negatives, packed, owners)
+
+
+class HostExamples:
+    """Training examples built by numpy on the host (:func:`epoch_examples`, :func:`to_batches`),
+    in chunks of ``steps_per_chunk x batch``; :class:`jaxscale.train.word2vec_device.DeviceExamples`
+    has the same methods."""
+
+    name = "host"
+
+    def __init__(self, ids: np.ndarray, keep: np.ndarray, cumulative_noise: np.ndarray, config: Word2VecConfig,
+                 groups: int = 1, paths: np.ndarray | None = None):
+        self.ids, self.keep, self.cumulative_noise, self.config = ids, keep, cumulative_noise, config
+        self.groups, self.paths = groups, paths
+
+    def chunks(self, epoch: int) -> Iterator[dict[str, np.ndarray]]:
+        size = self.config.steps_per_chunk * self.config.batch
+        return fixed_chunks(epoch_examples(self.ids, self.keep, self.config, epoch), size)
+
+    @staticmethod
+    def last_position(chunk: dict[str, np.ndarray]) -> int:
+        return int(chunk["position"][-1])
+
+    def batches(self, chunk: dict[str, np.ndarray], epoch: int, index: int) -> Batch:
+        return to_batches(chunk, self.config, self.cumulative_noise, epoch, index, self.paths, self.groups)
+
+    @staticmethod
+    def count(chunk: dict[str, np.ndarray], batches: Batch) -> int:
+        return int((chunk["alpha"] > 0).sum())
+
+
+def example_builder(ids: np.ndarray, keep: np.ndarray, cumulative_noise: np.ndarray, config: Word2VecConfig,
+                    tree: HuffmanPaths | None, devices: int):
+    """The builder ``config.examples`` asks for; ``"auto"`` takes the device's on a GPU or TPU
+    (not for CBOW HS, whose paths are packed on the host) and the host's on a CPU."""
+    from jaxscale.train.word2vec_device import DeviceExamples  # it imports this module's helpers
+
+    kind = config.examples
+    if kind == "auto":
+        on_accelerator = jax.default_backend() != "cpu"
+        kind = "device" if on_accelerator and not (config.model == "cbow" and config.loss == "hs") else "host"
+    if kind == "device":
+        return DeviceExamples(ids, keep, cumulative_noise, config, devices)
+    paths = None if tree is None else np.asarray(tree.paths)
+    return HostExamples(ids, keep, cumulative_noise, config, devices, paths)
 
 
 def training_tables(vocab: Vocab, config: Word2VecConfig) -> tuple[np.ndarray, np.ndarray, HuffmanPaths | None]:
@@ -253,7 +317,8 @@ def train_word2vec(
     keep, cumulative_noise, tree = training_tables(vocab, config)
     devices = jax.local_device_count()
     train_chunk = make_train_chunk(config, tree, devices)
-    host_paths = None if tree is None else np.asarray(tree.paths)
+    builder = example_builder(ids, keep, cumulative_noise, config, tree, devices)
+    config = dataclasses.replace(config, examples=builder.name)  # "auto" resolved: part of the run's identity
     params = init_params(len(vocab), config)
     done = 0
     checkpoints = None
@@ -266,7 +331,6 @@ def train_word2vec(
             restored = checkpoints.restore(like=params)
             _check_same_run(restored.metadata, run, checkpoint_dir)
             params, done = Word2VecParams(*restored.state), restored.step
-    size = config.steps_per_chunk * config.batch
     total_words = len(ids) * config.epochs
     bar = progress_bar(total=total_words, unit="word", unit_scale=True, disable=not progress, desc="word2vec")
     chunk_index = examples = 0
@@ -277,18 +341,18 @@ def train_word2vec(
     pending = None
     completed = True
     for epoch in range(config.epochs):
-        for i, chunk in enumerate(fixed_chunks(epoch_examples(ids, keep, config, epoch), size)):
+        for i, chunk in enumerate(builder.chunks(epoch)):
             chunk_index += 1
-            words = epoch * len(ids) + int(chunk["position"][-1]) + 1
+            words = epoch * len(ids) + builder.last_position(chunk) + 1
             if chunk_index <= done:  # replaying the stream of a resumed run: already trained
                 bar.update(words - words_seen)
                 words_start = words_seen = words
                 continue
-            batches = to_batches(chunk, config, cumulative_noise, epoch, i, host_paths, devices)
+            batches = builder.batches(chunk, epoch, i)
             if pending is not None:  # block on the previous chunk only now: numpy overlapped it
                 nll, examples, words_seen = _account(bar, pending, nll, examples, words_seen)
             params, chunk_nll = train_chunk(params, batches)
-            pending = (chunk_nll, int((chunk["alpha"] > 0).sum()), words)
+            pending = (chunk_nll, builder.count(chunk, batches), words)
             if checkpoints is not None and time.perf_counter() - last_save > checkpoint_seconds:
                 checkpoints.save(chunk_index, params, run)
                 last_save, saved = time.perf_counter(), chunk_index
@@ -334,7 +398,7 @@ def _account(bar, pending, nll: float, examples: int, words_seen: int) -> tuple[
     """Wait for a dispatched chunk, add its loss and examples, and advance the progress bar."""
     chunk_nll, n_examples, words = pending
     nll += float(chunk_nll)
-    examples += n_examples
+    examples += int(n_examples)
     bar.set_postfix(nll=f"{nll / max(examples, 1):.3f}", refresh=False)
     bar.update(words - words_seen)
     return nll, examples, words

@@ -1,0 +1,126 @@
+"""Examples built on the device (jaxscale.train.word2vec_device) against the host's."""
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from test_word2vec import TINY, synthetic_words
+
+from jaxscale.models.word2vec import Word2VecConfig
+from jaxscale.text.vocab import noise_distribution
+from jaxscale.train.word2vec import (
+    context_windows,
+    example_builder,
+    kept_words,
+    prepare_corpus,
+    train_word2vec,
+    training_tables,
+)
+from jaxscale.train.word2vec_device import (
+    centre_spans,
+    centres_per_chunk,
+    device_batches,
+    sample_noise_on_device,
+    span_windows,
+)
+
+DEVICE = dataclasses.replace(TINY, examples="device")
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return prepare_corpus(synthetic_words(), min_count=5)
+
+
+def test_span_windows_are_the_host_windows():
+    """A span cut with its halo gives each centre the contexts the host finds in the whole array."""
+    rng = np.random.default_rng(0)
+    n, window, lo, count = 200, 3, 57, 40
+    words = rng.integers(1, 50, n).astype(np.int32)
+    sentence = np.sort(rng.integers(0, 12, n)).astype(np.int32)
+    radius = rng.integers(1, window + 1, count)
+    pos, mask = context_windows(sentence, radius, window, lo)
+    span = slice(lo - window, lo + count + window)
+    inputs, span_mask, targets = span_windows(jnp.asarray(words[span]), jnp.asarray(sentence[span]),
+                                              jnp.asarray(radius), window)
+    np.testing.assert_array_equal(np.asarray(span_mask), mask)
+    np.testing.assert_array_equal(np.asarray(inputs), np.where(mask, words[pos], 0))
+    np.testing.assert_array_equal(np.asarray(targets), words[lo:lo + count])
+
+
+def test_spans_cover_every_kept_word_once_with_its_halo(corpus):
+    vocab, ids = corpus
+    keep, _, _ = training_tables(vocab, DEVICE)
+    spans = list(centre_spans(ids, keep, DEVICE, epoch=0))
+    n, halo = centres_per_chunk(DEVICE), DEVICE.window
+    assert n == DEVICE.steps_per_chunk * DEVICE.batch // (2 * halo)  # skip-gram NEG: 2C slots a centre
+    centres = np.concatenate([s.words[halo:halo + n][s.alpha > 0] for s in spans])
+    _, kept, _ = kept_words(ids, keep, DEVICE, np.random.default_rng([DEVICE.seed, 0]))
+    np.testing.assert_array_equal(centres, kept)  # the host path's kept words, each once, in order
+    assert all(np.all(s.alpha > 0) for s in spans[:-1]) and spans[-1].last_position < len(ids)
+    assert spans[0].sentence[:halo].tolist() == [-1] * halo and spans[-1].sentence[-halo:].tolist() == [-2] * halo
+    np.testing.assert_array_equal(spans[1].words[:2 * halo], spans[0].words[n:])  # halos overlap the neighbours
+
+
+@pytest.mark.parametrize("model,loss", [("skipgram", "neg"), ("cbow", "neg"), ("skipgram", "hs")])
+def test_device_batches_hold_only_valid_examples(corpus, model, loss):
+    """Every example with a learning rate pairs a centre with a word of its window; skip-gram NEG
+    has one example per valid slot, the others one per centre with at least one context."""
+    vocab, ids = corpus
+    config = dataclasses.replace(DEVICE, model=model, loss=loss)
+    keep, noise, _ = training_tables(vocab, config)
+    span = next(centre_spans(ids, keep, config, epoch=0))
+    batch = device_batches(span.words, span.sentence, span.alpha, jax.random.key(0), jnp.asarray(noise, jnp.float32),
+                           config=config)
+    steps, b = config.steps_per_chunk, config.batch
+    assert batch.targets.shape == (steps, b) and batch.alpha.shape == (steps, b)
+    live = np.asarray(batch.alpha) > 0
+    centre_words = set(span.words.tolist())
+    assert set(np.asarray(batch.targets)[live].tolist()) <= centre_words
+    if model == "skipgram" and loss == "neg":
+        n = centres_per_chunk(config)
+        assert 2 * n <= live.sum() <= 2 * config.window * n  # each centre has 2R slots, R in 1..C
+        assert np.all(np.asarray(batch.inputs)[~live] == 0)
+    else:
+        mask = np.asarray(batch.input_mask)
+        assert np.all(mask[live].sum(-1) >= 1) and np.all(mask[~live] == 0)
+    if loss == "neg":
+        assert batch.negatives.shape == (steps, b // config.neg_block, config.negative)
+
+
+def test_device_negatives_follow_the_noise_distribution():
+    p = noise_distribution(np.array([100, 30, 10, 1, 50]))
+    draws = np.asarray(sample_noise_on_device(jax.random.key(3), jnp.asarray(np.cumsum(p), jnp.float32), (200_000,)))
+    np.testing.assert_allclose(np.bincount(draws, minlength=5) / draws.size, p, atol=0.004)
+
+
+def test_device_examples_are_deterministic_and_not_the_host_stream(corpus, tmp_path):
+    """Same seed, same vectors; a checkpoint of device-built examples is another run than the
+    host's (their radii and negatives come from other generators), so it is not resumed by it."""
+    vocab, ids = corpus
+    a = train_word2vec(ids, vocab, DEVICE, checkpoint_dir=tmp_path, progress=False)
+    np.testing.assert_array_equal(train_word2vec(ids, vocab, DEVICE, progress=False).vectors, a.vectors)
+    assert a.config.examples == "device" and np.isfinite(a.mean_nll)
+    with pytest.raises(ValueError, match="different run"):
+        train_word2vec(ids, vocab, TINY, checkpoint_dir=tmp_path, progress=False)
+
+
+def test_examples_auto_takes_the_device_on_accelerators_only(corpus, monkeypatch):
+    vocab, ids = corpus
+
+    def builder(model, loss, examples="auto"):
+        config = Word2VecConfig(model=model, loss=loss, examples=examples)
+        keep, noise, tree = training_tables(vocab, config)
+        return example_builder(ids, keep, noise, config, tree, devices=1).name
+
+    assert builder("skipgram", "neg") == "host"  # this test runs on a CPU
+    assert builder("skipgram", "neg", "device") == "device"
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert builder("skipgram", "neg") == "device" and builder("skipgram", "hs") == "device"
+    assert builder("cbow", "hs") == "host"  # its paths are packed on the host
+    with pytest.raises(ValueError, match="CBOW with the hierarchical softmax"):
+        builder("cbow", "hs", "device")
+    with pytest.raises(ValueError, match="examples must be one of"):
+        Word2VecConfig(examples="gpu")
