@@ -23,7 +23,7 @@ from jaxscale.train.word2vec_device import (
     centre_spans,
     centres_per_chunk,
     device_batches,
-    pair_slots_per_step,
+    pair_slot_layout,
     sample_noise_on_device,
     span_windows,
 )
@@ -93,22 +93,21 @@ def test_device_batches_hold_only_valid_examples(corpus, model, loss):
 
 
 def test_skipgram_neg_steps_hold_batch_pairs_on_average(corpus):
-    """A centre's 2C slots hold C + 1 pairs on average, so a step of ``batch`` pairs takes
-    batch x 2C / (C + 1) slots (whole negative blocks per device), and a chunk as many examples."""
+    """A centre's 2C slots hold C + 1 pairs on average, so each of the host step's blocks of
+    ``neg_block`` pairs becomes neg_block x 2C / (C + 1) slots (rounded up), and a chunk holds
+    about as many slots as the host's chunk holds pairs."""
     vocab, ids = corpus
-    config = Word2VecConfig(window=5, batch=1024, neg_block=16, examples="device")
-    keep, noise, _ = training_tables(vocab, config)
-    assert pair_slots_per_step(config) == 1712 and pair_slots_per_step(config, groups=2) == 1728
-    layout = DeviceExamples(ids, keep, noise, config).config
-    assert (layout.batch, layout.steps_per_chunk) == (1712, 128 * 1024 // 1712)
+    layout = pair_slot_layout(Word2VecConfig(window=5, batch=1024, neg_block=16))
+    assert (layout.neg_block, layout.batch, layout.steps_per_chunk) == (27, 64 * 27, 128 * 1024 // (64 * 27))
     # every word kept, one sentence: windows are cut only at the corpus's two ends
     small = dataclasses.replace(DEVICE, window=3, batch=64, neg_block=8, steps_per_chunk=16, sample=0,
                                 sentence_length=len(ids))
     keep, noise, _ = training_tables(vocab, small)
     examples = DeviceExamples(ids, keep, noise, small)
+    assert (examples.step_config.batch, examples.step_config.neg_block) == (96, 12)
     pairs = [float(examples.count(span, examples.batches(span, 0, i))) for i, span in enumerate(examples.chunks(0))]
-    per_step = np.mean(pairs[:-1]) / examples.config.steps_per_chunk  # the last chunk is padded
-    assert examples.config.batch == 96 and abs(per_step - 64) < 0.1 * 64, per_step
+    per_step = np.mean(pairs[:-1]) / examples.step_config.steps_per_chunk  # the last chunk is padded
+    assert abs(per_step - small.batch) < 0.05 * small.batch, per_step
 
 
 def test_device_negatives_follow_the_noise_distribution():

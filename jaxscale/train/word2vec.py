@@ -242,25 +242,25 @@ def to_batches(
 class HostExamples:
     """Training examples built by numpy on the host (:func:`epoch_examples`, :func:`to_batches`),
     in chunks of ``steps_per_chunk x batch``; :class:`jaxscale.train.word2vec_device.DeviceExamples`
-    has the same methods."""
+    has the same methods. ``step_config`` gives the SGD step's shapes (here the config itself)."""
 
     name = "host"
 
     def __init__(self, ids: np.ndarray, keep: np.ndarray, cumulative_noise: np.ndarray, config: Word2VecConfig,
                  groups: int = 1, paths: np.ndarray | None = None):
-        self.ids, self.keep, self.cumulative_noise, self.config = ids, keep, cumulative_noise, config
+        self.ids, self.keep, self.cumulative_noise, self.step_config = ids, keep, cumulative_noise, config
         self.groups, self.paths = groups, paths
 
     def chunks(self, epoch: int) -> Iterator[dict[str, np.ndarray]]:
-        size = self.config.steps_per_chunk * self.config.batch
-        return fixed_chunks(epoch_examples(self.ids, self.keep, self.config, epoch), size)
+        size = self.step_config.steps_per_chunk * self.step_config.batch
+        return fixed_chunks(epoch_examples(self.ids, self.keep, self.step_config, epoch), size)
 
     @staticmethod
     def last_position(chunk: dict[str, np.ndarray]) -> int:
         return int(chunk["position"][-1])
 
     def batches(self, chunk: dict[str, np.ndarray], epoch: int, index: int) -> Batch:
-        return to_batches(chunk, self.config, self.cumulative_noise, epoch, index, self.paths, self.groups)
+        return to_batches(chunk, self.step_config, self.cumulative_noise, epoch, index, self.paths, self.groups)
 
     @staticmethod
     def count(chunk: dict[str, np.ndarray], batches: Batch) -> int:
@@ -316,8 +316,8 @@ def train_word2vec(
         raise ValueError(f"vocabulary must hold at least 2 words; got {len(vocab)}")
     keep, cumulative_noise, tree = training_tables(vocab, config)
     devices = jax.local_device_count()
-    train_chunk = make_train_chunk(config, tree, devices)
     builder = example_builder(ids, keep, cumulative_noise, config, tree, devices)
+    train_chunk = make_train_chunk(builder.step_config, tree, devices)
     config = dataclasses.replace(config, examples=builder.name)  # "auto" resolved: part of the run's identity
     params = init_params(len(vocab), config)
     done = 0

@@ -12,7 +12,8 @@ epoch, chunk): training stays deterministic for a seed, and a resumed run replay
 The layouts are the host path's, so the SGD step is the same function: CBOW and skip-gram HS take
 one example per centre word with its 2C context slots and their mask; skip-gram NEG takes one
 example per (context, centre) slot, the masked slots with alpha 0 (with C = 5 about 40% of them,
-the price of fixed shapes). The radii and negatives come from another generator than the host
+the price of fixed shapes), in blocks widened so that a step holds the host's blocks of pairs on
+average (:func:`pair_slot_layout`). The radii and negatives come from another generator than the host
 path's, so the two paths train on different (equally distributed) streams. CBOW with the
 hierarchical softmax packs its paths on the host and is not built here.
 """
@@ -48,15 +49,18 @@ def one_example_per_pair(config: Word2VecConfig) -> bool:
     return config.model == "skipgram" and config.loss == "neg"
 
 
-def pair_slots_per_step(config: Word2VecConfig, groups: int = 1) -> int:
-    """Skip-gram NEG's examples per step, slots included, so that a step holds ``batch`` pairs on
-    average: a centre's 2C slots hold 2R pairs, E[2R] = C + 1 for R uniform on 1..C, so
-    batch x 2C / (C + 1) slots, rounded up to whole negative blocks on each of ``groups`` devices.
-    (Counting the slots as the batch would train on ~40% fewer pairs per step for C = 5, and that
-    cost 0.7 analogy points after one epoch: 12.25% against 12.95%, mean of 5 seeds.)"""
-    unit = config.neg_block * groups
-    slots = config.batch * 2 * config.window / (config.window + 1)
-    return int(np.ceil(slots / unit)) * unit
+def pair_slot_layout(config: Word2VecConfig) -> Word2VecConfig:
+    """Skip-gram NEG's step in slots: the host's step, ``batch / neg_block`` blocks of
+    ``neg_block`` pairs sharing their negatives, with each block widened to the slots that hold
+    ``neg_block`` pairs on average. A centre's 2C slots hold 2R pairs, E[2R] = C + 1 for R uniform
+    on 1..C, so a block takes ceil(neg_block x 2C / (C + 1)) slots (27 for 16 pairs, C = 5), and a
+    chunk about as many slots as the host's chunk has pairs. Blocks of ``neg_block`` slots (~40%
+    of them empty for C = 5) trained 0.3-0.8 analogy points worse after one epoch (means over 5
+    seeds; see the README)."""
+    block = int(np.ceil(config.neg_block * 2 * config.window / (config.window + 1)))
+    blocks = config.batch // config.neg_block
+    steps = max(1, config.steps_per_chunk * config.batch // (blocks * block))
+    return dataclasses.replace(config, batch=blocks * block, neg_block=block, steps_per_chunk=steps)
 
 
 def centres_per_chunk(config: Word2VecConfig) -> int:
@@ -139,24 +143,22 @@ class DeviceExamples:
         if config.model == "cbow" and config.loss == "hs":
             raise ValueError("examples='device' does not build CBOW with the hierarchical softmax "
                              "(its paths are packed on the host): use examples='host'")
-        if one_example_per_pair(config):  # its batch counts pairs, its steps hold slots
-            slots = pair_slots_per_step(config, groups)
-            steps = max(1, config.steps_per_chunk * config.batch // slots)  # chunks of as many examples
-            config = dataclasses.replace(config, batch=slots, steps_per_chunk=steps)
-        self.ids, self.keep, self.config, self.groups = ids, keep, config, groups
+        self.ids, self.keep, self.groups = ids, keep, groups
+        # the SGD step's shapes: skip-gram NEG's batch counts pairs, its steps hold slots
+        self.step_config = pair_slot_layout(config) if one_example_per_pair(config) else config
         self.cumulative_noise = jnp.asarray(cumulative_noise, jnp.float32)
 
     def chunks(self, epoch: int) -> Iterator[CentreSpan]:
-        return centre_spans(self.ids, self.keep, self.config, epoch)
+        return centre_spans(self.ids, self.keep, self.step_config, epoch)
 
     @staticmethod
     def last_position(span: CentreSpan) -> int:
         return span.last_position
 
     def batches(self, span: CentreSpan, epoch: int, index: int) -> Batch:
-        key = jax.random.fold_in(jax.random.fold_in(jax.random.key(self.config.seed), epoch), index)
+        key = jax.random.fold_in(jax.random.fold_in(jax.random.key(self.step_config.seed), epoch), index)
         batch = device_batches(span.words, span.sentence, span.alpha, key, self.cumulative_noise,
-                               config=self.config, groups=self.groups)
+                               config=self.step_config, groups=self.groups)
         if self.groups == 1:
             return batch
         return jax.device_put(batch, NamedSharding(data_mesh(self.groups), P(None, "data")))
