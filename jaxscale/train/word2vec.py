@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from functools import partial
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jax
 import numpy as np
@@ -60,6 +61,9 @@ from jaxscale.text.vocab import (
     noise_distribution,
     sample_noise,
 )
+
+if TYPE_CHECKING:
+    from jaxscale.train.word2vec_device import DeviceExamples
 
 SEGMENT = 1 << 16  # kept centre words turned into examples at a time
 
@@ -205,7 +209,7 @@ def pack_paths(targets: np.ndarray, alive: np.ndarray, paths: np.ndarray, groups
     return entries.reshape(steps, groups, width), owners.reshape(steps, groups, width)
 
 
-def step_major(x, config: Word2VecConfig):
+def step_major(x: np.ndarray | jax.Array, config: Word2VecConfig) -> np.ndarray | jax.Array:
     """A chunk's examples (numpy or JAX array, examples first) as (steps, batch, ...): with
     ``strided`` batch j holds examples j, j + steps, j + 2 steps, ...; else consecutive ones."""
     steps, b = config.steps_per_chunk, config.batch
@@ -268,7 +272,7 @@ class HostExamples:
 
 
 def example_builder(ids: np.ndarray, keep: np.ndarray, cumulative_noise: np.ndarray, config: Word2VecConfig,
-                    tree: HuffmanPaths | None, devices: int):
+                    tree: HuffmanPaths | None, devices: int) -> HostExamples | DeviceExamples:
     """The builder ``config.examples`` asks for; ``"auto"`` takes the device's on a GPU or TPU
     (not for CBOW HS, whose paths are packed on the host) and the host's on a CPU."""
     from jaxscale.train.word2vec_device import DeviceExamples  # it imports this module's helpers

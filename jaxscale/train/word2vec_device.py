@@ -12,10 +12,10 @@ epoch, chunk): training stays deterministic for a seed, and a resumed run replay
 The layouts are the host path's, so the SGD step is the same function: CBOW and skip-gram HS take
 one example per centre word with its 2C context slots and their mask; skip-gram NEG takes one
 example per (context, centre) slot, the masked slots with alpha 0 (with C = 5 about 40% of them,
-the price of fixed shapes), in blocks widened so that a step holds the host's blocks of pairs on
-average (:func:`pair_slot_layout`). The radii and negatives come from another generator than the host
-path's, so the two paths train on different (equally distributed) streams. CBOW with the
-hierarchical softmax packs its paths on the host and is not built here.
+the price of fixed shapes), in blocks widened so that a step holds the host's blocks of pairs
+on average (:func:`pair_slot_layout`). The radii and negatives come from another generator than
+the host path's, so the two paths train on different (equally distributed) streams. CBOW with
+the hierarchical softmax packs its paths on the host and is not built here.
 """
 
 from __future__ import annotations
@@ -90,7 +90,9 @@ def sample_noise_on_device(key: jax.Array, cumulative: jax.Array, shape: tuple[i
     return jnp.minimum(jnp.searchsorted(cumulative, u, side="right"), cumulative.shape[0] - 1).astype(jnp.int32)
 
 
-def span_windows(words: jax.Array, sentence: jax.Array, radius: jax.Array, window: int):
+def span_windows(
+    words: jax.Array, sentence: jax.Array, radius: jax.Array, window: int
+) -> tuple[jax.Array, jax.Array, jax.Array]:
     """Context windows of a span's n centres (positions C .. C + n - 1, C = ``window``).
 
     Returns the context words (n, 2C), with 0 in invalid slots, the mask of valid slots and the
