@@ -16,8 +16,9 @@ compares the median words/s (a single run's speed moves by up to 40% on a shared
 
 On a GPU or TPU, jaxscale trains there and builds its examples there too (``--examples auto``;
 the host's numpy examples would cap it near gensim's speed); give gensim every core of the
-machine (``--workers``) and jaxscale a batch that fills the accelerator (``--batch``). The report
-names jaxscale's device, batch and example builder.
+machine (``--workers``) and jaxscale a batch that fills the accelerator (``--batch``, with
+``--neg-row-cap`` once the batch is large). The report names jaxscale's device, batch and example
+builder.
 
 With ``--profile`` it trains nothing to the end: for each architecture it times building the
 examples of a few chunks on the host, then runs those chunks under the JAX profiler and splits
@@ -25,7 +26,7 @@ the device time over the compiled step's operations (gathers, scatter-adds, matr
 reductions, copies, element-wise), as shares of the traced time (tracing slows each operation).
 
     nice -n 10 python benchmarks/bench_word2vec.py [--json] [--chars N] [--epochs E] [--workers W]
-        [--batch B] [--examples auto|host|device]
+        [--batch B] [--neg-row-cap CAP] [--examples auto|host|device]
     nice -n 10 python benchmarks/bench_word2vec.py --architectures --epochs 1 [--repeats R] [--json]
     nice -n 10 python benchmarks/bench_word2vec.py --profile [--chunks 4] [--json]
 """
@@ -83,7 +84,7 @@ def compare(words: list[str], model: str, loss: str, args, progress: bool) -> di
     sentences = [words[i : i + 10_000] for i in range(0, len(words), 10_000)]
     vocab, ids = prepare_corpus(words, min_count=5)
     config = Word2VecConfig(model=model, loss=loss, epochs=args.epochs, seed=args.seed, batch=args.batch,
-                            examples=args.examples)
+                            neg_row_cap=args.neg_row_cap, examples=args.examples)
     gensim_runs, ours_runs = [], []
     for _ in range(args.repeats):  # alternating, so both tools share the machine's slow and fast phases
         gensim_model, gensim_seconds = run_gensim(sentences, model, loss, args.epochs, args.workers, args.seed)
@@ -236,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="gensim worker threads")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--batch", type=int, default=None, help="jaxscale's examples per SGD step (default: its own)")
+    parser.add_argument("--neg-row-cap", type=float, default=None,
+                        help="jaxscale NEG: cap each row's summed step per batch (for large --batch)")
     parser.add_argument("--examples", choices=("auto", "host", "device"), default="auto",
                         help="who builds jaxscale's examples (auto: the device on a GPU or TPU, else numpy)")
     parser.add_argument("--repeats", type=int, default=1,

@@ -434,6 +434,37 @@ def test_hs_row_cap_scales_only_heavily_used_nodes():
     np.testing.assert_array_equal(capped.w_in, free.w_in)  # input steps are never scaled
 
 
+@pytest.mark.parametrize("model", ["skipgram", "cbow"])
+def test_neg_row_cap_scales_only_heavily_used_rows(model):
+    """Output row 0 is the target of 4 live examples and input row 1 the context of 3 (one more
+    example, padding, uses both but does not count): a cap of 2 scales their summed steps by 2/4
+    and 2/3; a row used once (output 2, input 4) is untouched; so is everything without a cap."""
+    base = Word2VecConfig(model=model, dim=4, batch=6, neg_block=2, negative=1)
+    params = init_params(6, base)
+    params = params._replace(w_out=jax.random.normal(jax.random.key(1), params.w_out.shape, jnp.float32))
+    batch = step_batch(inputs=jnp.array([1, 1, 1, 3, 4, 1])[:, None], input_mask=jnp.ones((6, 1)),
+                       targets=jnp.array([0, 0, 0, 0, 2, 0]), alpha=jnp.array([0.1, 0.1, 0.1, 0.1, 0.1, 0.0]),
+                       negatives=jnp.array([[5], [5], [5]], jnp.int32))
+    if model == "skipgram":
+        batch = batch._replace(inputs=batch.inputs[:, 0])
+    free, _ = sgd_step(params, batch, base, None)
+    capped, _ = sgd_step(params, batch, dataclasses.replace(base, neg_row_cap=2.0), None)
+    uncapped, _ = sgd_step(params, batch, dataclasses.replace(base, neg_row_cap=1e9), None)
+
+    def step(new, table, row):
+        return getattr(new, table)[row] - getattr(params, table)[row]
+
+    np.testing.assert_allclose(step(capped, "w_out", 0), step(free, "w_out", 0) * 2 / 4, atol=1e-6)
+    np.testing.assert_allclose(step(capped, "w_in", 1), step(free, "w_in", 1) * 2 / 3, atol=1e-6)
+    for table, row in (("w_out", 2), ("w_in", 4)):
+        np.testing.assert_allclose(step(capped, table, row), step(free, table, row), atol=1e-7)
+    assert float(jnp.abs(step(free, "w_out", 0)).max()) > 1e-3  # the step is not negligible
+    for table in ("w_in", "w_out"):
+        np.testing.assert_allclose(getattr(uncapped, table), getattr(free, table), atol=1e-7)
+    with pytest.raises(ValueError, match="neg_row_cap must be > 0"):
+        dataclasses.replace(base, neg_row_cap=0.0)
+
+
 def test_cli_killed_run_resumes_to_the_same_vectors(tmp_path):
     """SIGKILL a training process after its first checkpoint; the re-run finishes identically."""
     import os

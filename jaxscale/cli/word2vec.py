@@ -26,6 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--max-chars", type=int, default=None, help="use only the first N normalised characters")
     train.add_argument("--seed", type=int, default=1)
     train.add_argument("--batch", type=int, default=None, help="examples per SGD step (default 1024 NEG, 256 HS)")
+    train.add_argument("--neg-row-cap", type=float, default=None, metavar="CAP",
+                       help="NEG: cap each row's summed step per batch at CAP examples' worth (large batches)")
     train.add_argument("--examples", choices=("auto", "host", "device"), default="auto",
                        help="who builds the examples: numpy, or the accelerator (auto: the device on a GPU/TPU)")
     train.add_argument("--text", action="store_true", help="also write vectors.txt (word2vec text format)")
@@ -76,7 +78,7 @@ def run_train(args: argparse.Namespace) -> int:
     from jaxscale.train.word2vec import train_from_file
 
     options = ("model", "loss", "dim", "window", "negative", "sample", "min_count", "epochs", "alpha", "seed", "batch",
-               "examples")
+               "neg_row_cap", "examples")
     summary = train_from_file(
         args.corpus,
         args.out,

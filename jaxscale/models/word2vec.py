@@ -65,6 +65,10 @@ class Word2VecConfig:
     neg_block: int = 16  # consecutive examples sharing their k negatives
     strided: bool = True  # a batch takes every steps_per_chunk-th example of its chunk (see train)
     hs_row_cap: float = 16.0  # HS: most examples' worth of summed step an inner node takes per batch
+    # NEG: most examples' worth of summed step a row of either table takes per batch (None: uncapped).
+    # The default batch needs none; larger ones do: skip-gram NEG with batch 32768 diverged (NaN)
+    # in one epoch uncapped, and reached 11.7% analogy accuracy with a cap of 256 (2-core CPU)
+    neg_row_cap: float | None = None
     # skip-gram HS: centre words whose path products are computed together (64: their (64, L, d)
     # node block, ~0.5 MB, stays in a core's 1 MB L2; 1.22x faster than one block of 256 on the
     # 2-core benchmark VM, where 32 and 128 were slower than 64)
@@ -100,6 +104,8 @@ class Word2VecConfig:
             raise ValueError(f"batch ({self.batch}) must be a multiple of neg_block ({self.neg_block})")
         if self.sample < 0:
             raise ValueError(f"sample must be >= 0; got {self.sample}")
+        if self.neg_row_cap is not None and not self.neg_row_cap > 0:
+            raise ValueError(f"neg_row_cap must be > 0 or None; got {self.neg_row_cap}")
         if self.alpha is not None and not self.alpha > 0:
             raise ValueError(f"alpha must be > 0; got {self.alpha}")
 
@@ -228,14 +234,14 @@ def whole_batch(x: jax.Array) -> jax.Array:
     return x
 
 
-def capped_node_steps(g: jax.Array, points: jax.Array, uses_per_entry: jax.Array, n_nodes: int,
-                      row_cap: float, batch_total: Callable[[jax.Array], jax.Array] = whole_batch) -> jax.Array:
-    """Scale the steps ``g`` of path entries whose inner node is used by more than ``row_cap``
-    examples of the batch down to ``row_cap`` examples' worth (see :func:`hierarchical_softmax`).
-    ``points`` and ``uses_per_entry`` have the shape of ``g`` less its trailing axes;
-    ``batch_total`` adds the uses of the other devices' shares of the batch."""
-    uses = batch_total(jnp.zeros(n_nodes, jnp.float32).at[points].add(uses_per_entry))
-    factor = jnp.minimum(1.0, row_cap / jnp.maximum(uses[points], 1.0))
+def capped_row_steps(g: jax.Array, rows: jax.Array, uses_per_entry: jax.Array, n_rows: int,
+                     row_cap: float, batch_total: Callable[[jax.Array], jax.Array] = whole_batch) -> jax.Array:
+    """Scale the steps ``g`` of entries whose table row (an inner node, or a word's vector) is used
+    by more than ``row_cap`` examples of the batch down to ``row_cap`` examples' worth (see
+    :func:`hierarchical_softmax`). ``rows`` and ``uses_per_entry`` have the shape of ``g`` less its
+    trailing axes; ``batch_total`` adds the uses of the other devices' shares of the batch."""
+    uses = batch_total(jnp.zeros(n_rows, jnp.float32).at[rows].add(uses_per_entry))
+    factor = jnp.minimum(1.0, row_cap / jnp.maximum(uses[rows], 1.0))
     return g * factor.reshape(factor.shape + (1,) * (g.ndim - factor.ndim))
 
 
@@ -270,7 +276,7 @@ def hierarchical_softmax(w_out: jax.Array, h: jax.Array, batch: Batch, tree: Huf
                                      part(batch.alpha, i)) for i in starts]
     loglik = sum(p[0] for p in products)
     g, dh = (jnp.concatenate([p[k] for p in products]) for k in (1, 2))
-    g_out = capped_node_steps(g.swapaxes(1, 2), points, jnp.abs(sign) * weight.sum(1, keepdims=True),
+    g_out = capped_row_steps(g.swapaxes(1, 2), points, jnp.abs(sign) * weight.sum(1, keepdims=True),
                               w_out.shape[0], row_cap, batch_total)
     # a materialised (B, L, K) copy: XLA CPU's fast batched matmul wants the contraction minor
     g_out = jax.lax.optimization_barrier(g_out)
@@ -308,7 +314,7 @@ def packed_paths_softmax(w_out: jax.Array, h: jax.Array, batch: Batch, row_cap: 
     loglik = jnp.sum(jnp.abs(sign) * (alpha > 0) * log_s)
     g = sign * s_neg * alpha  # alpha * d loglik / d score
     dh = jax.ops.segment_sum(g[:, None] * nodes, owner, num_segments=h.shape[0], indices_are_sorted=True)
-    g_out = capped_node_steps(g, points, jnp.abs(sign), w_out.shape[0], row_cap, batch_total)
+    g_out = capped_row_steps(g, points, jnp.abs(sign), w_out.shape[0], row_cap, batch_total)
     return loglik, dh, points, g_out[:, None] * h_entry
 
 
@@ -325,12 +331,20 @@ def sparse_updates(params: Word2VecParams, batch: Batch, config: Word2VecConfig,
                    batch_total: Callable[[jax.Array], jax.Array] = whole_batch):
     """The SGD step of a batch as sparse row updates: (nll, (in_rows, in_steps), (out_rows, out_steps))."""
     h = hidden(params.w_in, batch, config.model)
-    if config.loss == "neg":
-        loglik, dh, out_rows, out_steps = negative_sampling(params.w_out, h, batch, config.neg_block)
-    else:
+    if config.loss == "hs":
         loglik, dh, out_rows, out_steps = hierarchical_softmax(params.w_out, h, batch, tree, config.hs_row_cap,
                                                                   config.hs_block, batch_total)
-    return -loglik, input_updates(batch, dh, config.model), (out_rows, out_steps)
+        return -loglik, input_updates(batch, dh, config.model), (out_rows, out_steps)
+    loglik, dh, out_rows, out_steps = negative_sampling(params.w_out, h, batch, config.neg_block)
+    in_rows, in_steps = input_updates(batch, dh, config.model)
+    if config.neg_row_cap is not None:  # uses: live examples (targets, inputs), a block's for a negative
+        alive = (batch.alpha > 0).astype(jnp.float32)
+        in_uses = alive if config.model == "skipgram" else batch.input_mask * alive[:, None]
+        out_uses = jnp.concatenate([alive, jnp.repeat(alive.reshape(-1, config.neg_block).sum(1), config.negative)])
+        cap = partial(capped_row_steps, row_cap=config.neg_row_cap, batch_total=batch_total)
+        in_steps = cap(in_steps, in_rows, in_uses, params.w_in.shape[0])
+        out_steps = cap(out_steps, out_rows, out_uses, params.w_out.shape[0])
+    return -loglik, (in_rows, in_steps), (out_rows, out_steps)
 
 
 def apply_updates(params: Word2VecParams, inputs, outputs) -> Word2VecParams:
