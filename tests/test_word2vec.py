@@ -361,28 +361,28 @@ def test_cli_missing_files_exit_2(tmp_path, capsys):
     assert "not in the vocabulary: zzz" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("model,loss,examples", [("skipgram", "neg", "host"), ("cbow", "hs", "host"),
-                                                ("skipgram", "neg", "device")])
-def test_data_parallel_matches_single_device(corpus, tmp_path, model, loss, examples):
+@pytest.mark.parametrize("model,loss,examples,cap", [("skipgram", "neg", "host", None), ("cbow", "hs", "host", None),
+                                                    ("skipgram", "neg", "device", 2.0)])
+def test_data_parallel_matches_single_device(corpus, tmp_path, model, loss, examples, cap):
     """Batches split over 2 (forced CPU) devices give the single-device vectors up to rounding,
     also when the run is stopped and resumed from its checkpoint (restored parameters sit on
     one device and must be replicated over both); CBOW HS packs each device's paths apart and
     caps a node's step by its uses over both devices; batches built on the device are split
-    over both too."""
+    over both too, and NEG's row cap counts a row's uses over both."""
     import os
     import subprocess
     import sys
     from pathlib import Path
 
     vocab, ids = corpus
-    config = dataclasses.replace(TINY, model=model, loss=loss, examples=examples)
+    config = dataclasses.replace(TINY, model=model, loss=loss, examples=examples, neg_row_cap=cap)
     expected = train_word2vec(ids, vocab, config, progress=False).vectors
     script = (
         "import dataclasses, sys, numpy as np, jax; sys.path.insert(0, 'tests');"
         "from test_word2vec import synthetic_words, TINY;"
         "from jaxscale.train.word2vec import prepare_corpus, train_word2vec;"
         "assert jax.local_device_count() == 2;"
-        f"c = dataclasses.replace(TINY, model={model!r}, loss={loss!r}, examples={examples!r});"
+        f"c = dataclasses.replace(TINY, model={model!r}, loss={loss!r}, examples={examples!r}, neg_row_cap={cap!r});"
         "v, i = prepare_corpus(synthetic_words(), 5);"
         f"d = {str(tmp_path / 'checkpoints')!r};"
         "train_word2vec(i, v, c, checkpoint_dir=d, stop_after_chunks=2, progress=False);"
