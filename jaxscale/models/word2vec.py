@@ -271,7 +271,10 @@ def hierarchical_softmax(w_out: jax.Array, h: jax.Array, batch: Batch, tree: Huf
     weight = batch.input_mask  # (B, K)
     points, sign = path_entries(tree.paths[batch.targets])  # (B, L) each
     starts = range(0, h.shape[0], block)
-    part = lambda x, i: x[i:i + block]
+
+    def part(x: jax.Array, i: int) -> jax.Array:
+        return x[i:i + block]
+
     products = [context_set_products(w_out[part(points, i)], part(h, i), part(sign, i), part(weight, i),
                                      part(batch.alpha, i)) for i in starts]
     loglik = sum(p[0] for p in products)

@@ -183,6 +183,12 @@ def fixed_chunks(segments: Iterator[dict[str, np.ndarray]], size: int) -> Iterat
         yield padded
 
 
+def packs_paths(config: Word2VecConfig) -> bool:
+    """CBOW with the hierarchical softmax: its batches carry their targets' Huffman paths packed
+    back to back by the host (:func:`pack_paths`); the other architectures need none."""
+    return config.model == "cbow" and config.loss == "hs"
+
+
 def pack_paths(targets: np.ndarray, alive: np.ndarray, paths: np.ndarray, groups: int) -> tuple[np.ndarray, np.ndarray]:
     """The Huffman paths of each step's targets, packed back to back as :class:`Batch` holds them.
 
@@ -234,7 +240,7 @@ def to_batches(
     mask = chunk.get("input_mask", np.zeros((len(chunk["targets"]), 1), np.float32))
     shape = partial(step_major, config=config)
     targets, alpha = shape(chunk["targets"]), shape(chunk["alpha"])
-    if config.loss == "hs" and config.model == "cbow":
+    if packs_paths(config):
         if paths is None:
             raise ValueError("CBOW with the hierarchical softmax needs the host path table: pass paths")
         packed, owners = pack_paths(targets, alpha > 0, paths, groups)
@@ -280,7 +286,7 @@ def example_builder(ids: np.ndarray, keep: np.ndarray, cumulative_noise: np.ndar
     kind = config.examples
     if kind == "auto":
         on_accelerator = jax.default_backend() != "cpu"
-        kind = "device" if on_accelerator and not (config.model == "cbow" and config.loss == "hs") else "host"
+        kind = "device" if on_accelerator and not packs_paths(config) else "host"
     if kind == "device":
         return DeviceExamples(ids, keep, cumulative_noise, config, devices)
     paths = None if tree is None else np.asarray(tree.paths)

@@ -32,7 +32,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jaxscale.models.word2vec import Batch, Word2VecConfig, data_mesh
-from jaxscale.train.word2vec import kept_words, learning_rates, step_major
+from jaxscale.train.word2vec import kept_words, learning_rates, packs_paths, step_major
 
 
 class CentreSpan(NamedTuple):
@@ -142,13 +142,14 @@ class DeviceExamples:
 
     def __init__(self, ids: np.ndarray, keep: np.ndarray, cumulative_noise: np.ndarray, config: Word2VecConfig,
                  groups: int = 1):
-        if config.model == "cbow" and config.loss == "hs":
+        if packs_paths(config):
             raise ValueError("examples='device' does not build CBOW with the hierarchical softmax "
                              "(its paths are packed on the host): use examples='host'")
         self.ids, self.keep, self.groups = ids, keep, groups
         # the SGD step's shapes: skip-gram NEG's batch counts pairs, its steps hold slots
         self.step_config = pair_slot_layout(config) if one_example_per_pair(config) else config
         self.cumulative_noise = jnp.asarray(cumulative_noise, jnp.float32)
+        self.sharding = NamedSharding(data_mesh(groups), P(None, "data")) if groups > 1 else None
 
     def chunks(self, epoch: int) -> Iterator[CentreSpan]:
         return centre_spans(self.ids, self.keep, self.step_config, epoch)
@@ -161,9 +162,7 @@ class DeviceExamples:
         key = jax.random.fold_in(jax.random.fold_in(jax.random.key(self.step_config.seed), epoch), index)
         batch = device_batches(span.words, span.sentence, span.alpha, key, self.cumulative_noise,
                                config=self.step_config, groups=self.groups)
-        if self.groups == 1:
-            return batch
-        return jax.device_put(batch, NamedSharding(data_mesh(self.groups), P(None, "data")))
+        return batch if self.sharding is None else jax.device_put(batch, self.sharding)
 
     @staticmethod
     def count(span: CentreSpan, batches: Batch) -> jax.Array:
