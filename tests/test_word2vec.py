@@ -98,6 +98,29 @@ def test_sgd_step_follows_the_log_likelihood_gradient(model, loss):
     assert float(nll) > 0
 
 
+@pytest.mark.parametrize("model,loss", [("skipgram", "hs"), ("cbow", "neg"), ("cbow", "hs")])
+def test_empty_context_slots_move_no_row(model, loss):
+    """Padding slots (mask 0, row 0) are skipped, not stepped: with one real context word per
+    example the step is alpha x grad on every row, row 0 included (it is no example's input)."""
+    config = Word2VecConfig(model=model, loss=loss, dim=4, batch=4, neg_block=2, negative=2)
+    counts = np.array([9, 7, 5, 3, 2, 1])
+    tree = huffman_paths(*build_huffman(counts)) if loss == "hs" else None
+    params = init_params(6, config)
+    params = params._replace(w_out=jax.random.normal(jax.random.key(1), params.w_out.shape, jnp.float32) * 0.3)
+    batch = step_batch(
+        tree,
+        inputs=jnp.array([[1, 0], [0, 2], [3, 0], [0, 4]]),
+        input_mask=jnp.array([[1, 0], [0, 1], [1, 0], [0, 1]], jnp.float32),
+        targets=jnp.array([5, 4, 0, 1]),
+        alpha=jnp.full(4, 0.1, jnp.float32),
+        negatives=jnp.array([[2, 3], [5, 0]]),
+    )
+    new, _ = sgd_step(params, batch, config, tree)
+    grad = jax.grad(lambda p: -sgd_step(p, batch, config, tree)[1])(params)
+    np.testing.assert_allclose(new.w_in - params.w_in, 0.1 * grad.w_in, atol=1e-6)
+    np.testing.assert_array_equal(new.w_in[0], params.w_in[0])
+
+
 def test_log_sigmoid_and_complement_match_jax_everywhere():
     x = jnp.array([-200.0, -30.0, -5.0, -0.3, 0.0, 0.3, 5.0, 30.0, 200.0], jnp.float32)
     log_s, s_neg = log_sigmoid_and_complement(x)

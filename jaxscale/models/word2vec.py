@@ -42,6 +42,7 @@ MODELS = ("skipgram", "cbow")
 LOSSES = ("neg", "hs")
 EXAMPLE_BUILDERS = ("auto", "host", "device")
 CHUNK_EXAMPLES = 1 << 17  # examples per compiled scan call when steps_per_chunk is not given
+DROPPED_ROW = np.iinfo(np.int32).max  # a row index past every table: its sparse update is skipped
 
 
 @dataclass(frozen=True)
@@ -324,10 +325,18 @@ def packed_paths_softmax(w_out: jax.Array, h: jax.Array, batch: Batch, row_cap: 
 def input_updates(batch: Batch, dh: jax.Array, model: str) -> tuple[jax.Array, jax.Array]:
     """Rows of the input vectors to move and their steps: each input word's step goes to it
     (skip-gram), or the step for the mean h goes in full to every context word (CBOW, as in
-    word2vec and gensim's ``cbow_mean``)."""
-    if model == "skipgram":
+    word2vec and gensim's ``cbow_mean``).
+
+    Empty context slots (``input_mask`` 0) get the row :data:`DROPPED_ROW`, past every table,
+    so :func:`apply_updates` skips them instead of adding zeros to row 0: the same vectors,
+    and CBOW's scatter-add does ~40% fewer row updates (a centre's 2C slots hold ~C + 1 words).
+    """
+    if batch.inputs.ndim == 1:  # skip-gram NEG: one context word per example, none empty
         return batch.inputs, dh
-    return batch.inputs, batch.input_mask[..., None] * dh[:, None, :]
+    rows = jnp.where(batch.input_mask > 0, batch.inputs, DROPPED_ROW)
+    if model == "skipgram":
+        return rows, dh
+    return rows, jnp.broadcast_to(dh[:, None, :], (*rows.shape, dh.shape[-1]))
 
 
 def sparse_updates(params: Word2VecParams, batch: Batch, config: Word2VecConfig, tree: HuffmanPaths | None,
@@ -351,8 +360,12 @@ def sparse_updates(params: Word2VecParams, batch: Batch, config: Word2VecConfig,
 
 
 def apply_updates(params: Word2VecParams, inputs, outputs) -> Word2VecParams:
-    """Add the sparse steps to their rows (``.at[].add``: repeated rows accumulate)."""
-    return Word2VecParams(params.w_in.at[inputs[0]].add(inputs[1]), params.w_out.at[outputs[0]].add(outputs[1]))
+    """Add the sparse steps to their rows (``.at[].add``: repeated rows accumulate; rows past
+    the table, :data:`DROPPED_ROW`, are skipped)."""
+    def add(table: jax.Array, rows: jax.Array, steps: jax.Array) -> jax.Array:
+        return table.at[rows].add(steps, mode="drop")
+
+    return Word2VecParams(add(params.w_in, *inputs), add(params.w_out, *outputs))
 
 
 def sgd_step(params: Word2VecParams, batch: Batch, config: Word2VecConfig, tree: HuffmanPaths | None):
