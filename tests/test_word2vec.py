@@ -170,6 +170,27 @@ def test_packed_paths_hold_each_groups_paths_back_to_back():
     assert entries.shape[2] == -(-most // size) * size
 
 
+def test_wider_path_packing_gives_the_same_step():
+    """Packing to a larger width (as a chunk after a wider one is) only adds inert padding."""
+    config = Word2VecConfig(model="cbow", loss="hs", dim=4, batch=4, neg_block=2)
+    tree = huffman_paths(*build_huffman(np.array([40, 9, 7, 5, 3, 2, 1])))
+    params = init_params(7, config)
+    params = params._replace(w_out=jax.random.normal(jax.random.key(2), params.w_out.shape, jnp.float32))
+    targets, alive = np.array([[6, 0, 3, 5]]), np.array([[True, True, False, True]])
+    steps = []
+    for min_width in (0, 40):
+        packed, owners = pack_paths(targets, alive, np.asarray(tree.paths), 1, min_width)
+        batch = Batch(jnp.array([[1, 2], [2, 3], [3, 4], [4, 5]]), jnp.ones((4, 2), jnp.float32),
+                      jnp.asarray(targets[0]), jnp.asarray(np.where(alive[0], 0.1, 0.0), jnp.float32),
+                      jnp.zeros((2, 1), jnp.int32), jnp.asarray(packed[0]), jnp.asarray(owners[0]))
+        steps.append((packed.shape[-1], sgd_step(params, batch, config, tree)))
+    (narrow, (p0, nll0)), (wide, (p1, nll1)) = steps
+    assert narrow < wide == 40
+    np.testing.assert_array_equal(p0.w_in, p1.w_in)
+    np.testing.assert_array_equal(p0.w_out, p1.w_out)
+    assert float(nll0) == float(nll1)
+
+
 def test_skipgram_hs_context_sets_equal_their_pairs():
     """A centre word trained with its whole context at once = the same (context, centre) pairs."""
     config = Word2VecConfig(loss="hs", dim=4, batch=6, neg_block=1, hs_row_cap=1e9)

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from test_word2vec import TINY, synthetic_words
 
-from jaxscale.models.word2vec import Word2VecConfig
+from jaxscale.models.word2vec import Word2VecConfig, init_params, make_train_chunk
 from jaxscale.text.vocab import noise_distribution
 from jaxscale.train.word2vec import (
+    compile_ahead,
     context_windows,
     example_builder,
     kept_words,
@@ -144,3 +145,50 @@ def test_examples_auto_takes_the_device_on_accelerators_only(corpus, monkeypatch
         builder("cbow", "hs", "device")
     with pytest.raises(ValueError, match="examples must be one of"):
         Word2VecConfig(examples="gpu")
+
+
+ARCHITECTURE_BUILDERS = [("skipgram", "neg", "host"), ("skipgram", "hs", "host"), ("cbow", "neg", "host"),
+                         ("cbow", "hs", "host"), ("skipgram", "neg", "device"), ("skipgram", "hs", "device"),
+                         ("cbow", "neg", "device")]  # CBOW HS is built on the host only (tested above)
+
+
+@pytest.mark.parametrize("model,loss,examples", ARCHITECTURE_BUILDERS)
+def test_batch_shapes_are_those_of_every_chunk(corpus, model, loss, examples):
+    """The shapes the step is compiled for ahead of the first chunk are every chunk's, so that
+    compilation is not wasted; CBOW HS's packed width depends on the chunk (none ahead)."""
+    vocab, ids = corpus
+    config = dataclasses.replace(TINY, model=model, loss=loss, examples=examples)
+    keep, noise, tree = training_tables(vocab, config)
+    builder = example_builder(ids, keep, noise, config, tree, devices=1)
+    shapes = builder.batch_shapes()
+    if (model, loss) == ("cbow", "hs"):
+        assert shapes is None
+        return
+    for index, chunk in enumerate(builder.chunks(epoch=0)):
+        batch = builder.batches(chunk, 0, index)
+        got = [(np.shape(x), np.asarray(x).dtype) for x in batch]
+        assert got == [(s.shape, s.dtype) for s in shapes], index
+
+
+def test_step_compiled_ahead_is_reused_by_the_first_chunk(corpus):
+    """After :func:`compile_ahead`, training the first chunk compiles no step program again."""
+    vocab, ids = corpus
+    config = dataclasses.replace(TINY, model="cbow", loss="neg", dim=7)  # a shape no other test compiled
+    keep, noise, tree = training_tables(vocab, config)
+    builder = example_builder(ids, keep, noise, config, tree, devices=1)
+    train_chunk = make_train_chunk(config, tree, devices=1)
+    params = init_params(len(vocab), config)
+    compile_ahead(train_chunk, params, builder.batch_shapes()).join()
+    batch = builder.batches(next(iter(builder.chunks(epoch=0))), 0, 0)
+    compiled = []
+
+    def listener(event: str, seconds: float, **kwargs) -> None:
+        if "backend_compile" in event:
+            compiled.append(event)
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        jax.block_until_ready(train_chunk(params, batch))
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    assert compiled == []

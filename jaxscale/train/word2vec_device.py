@@ -164,6 +164,13 @@ class DeviceExamples:
                                config=self.step_config, groups=self.groups)
         return batch if self.sharding is None else jax.device_put(batch, self.sharding)
 
+    def batch_shapes(self) -> Batch:
+        """Shapes and dtypes of every chunk's :class:`Batch`, known before any span is cut."""
+        n, halo = centres_per_chunk(self.step_config), self.step_config.window
+        span = jax.ShapeDtypeStruct((n + 2 * halo,), jnp.int32)
+        return jax.eval_shape(partial(device_batches, config=self.step_config, groups=self.groups), span, span,
+                              jax.ShapeDtypeStruct((n,), jnp.float32), jax.random.key(0), self.cumulative_noise)
+
     @staticmethod
     def count(span: CentreSpan, batches: Batch) -> jax.Array:
         """Examples with a nonzero learning rate (a device scalar: read once the chunk is done)."""
