@@ -23,7 +23,14 @@ from jaxscale.models.word2vec import (
     sgd_step,
 )
 from jaxscale.text.huffman import build_huffman
-from jaxscale.train.word2vec import context_windows, pack_paths, prepare_corpus, to_batches, train_word2vec
+from jaxscale.train.word2vec import (
+    pack_paths,
+    prepare_corpus,
+    span_windows,
+    to_batches,
+    train_word2vec,
+    with_halo,
+)
 
 TINY = Word2VecConfig(dim=8, batch=32, neg_block=8, steps_per_chunk=4, sentence_length=50, sample=1e-2, epochs=2)
 
@@ -56,13 +63,16 @@ def corpus():
     return prepare_corpus(synthetic_words(), min_count=5)
 
 
-def test_context_windows_respect_radius_and_sentences():
-    sentence = np.array([0, 0, 0, 0, 1, 1])
-    pos, mask = context_windows(sentence, radius=np.array([1, 2, 2]), window=2, lo=1)
-    offsets = [-2, -1, 1, 2]
-    got = {(c, int(pos[r, j])) for r, c in enumerate([1, 2, 3]) for j in range(4) if mask[r, j]}
-    assert got == {(1, 0), (1, 2), (2, 0), (2, 1), (2, 3), (3, 1), (3, 2)}
-    assert len(offsets) == pos.shape[1]
+def test_span_windows_respect_radius_and_sentences():
+    words, sentence = with_halo(np.array([10, 11, 12, 13, 14, 15]), np.array([0, 0, 0, 0, 1, 1]), halo=2)
+    centres = [1, 2, 3]  # positions in the kept words; the span starts C = 2 before the first
+    inputs, mask, targets = span_windows(words[1:8], sentence[1:8], radius=np.array([1, 2, 2]), window=2)
+    got = {(c, int(inputs[r, j])) for r, c in enumerate(centres) for j in range(4) if mask[r, j]}
+    assert got == {(1, 10), (1, 12), (2, 10), (2, 11), (2, 13), (3, 11), (3, 12)}
+    assert (inputs[~mask] == 0).all() and targets.tolist() == [11, 12, 13]
+    # the halo lies in no sentence: the first word's left slots are empty
+    first, first_mask, _ = span_windows(words[0:5], sentence[0:5], radius=np.array([2]), window=2)
+    assert first_mask.tolist() == [[False, False, True, True]] and first[0, 2:].tolist() == [11, 12]
 
 
 @pytest.mark.parametrize("model,loss", [("skipgram", "neg"), ("skipgram", "hs"), ("cbow", "neg"), ("cbow", "hs")])

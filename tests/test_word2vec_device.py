@@ -12,10 +12,10 @@ from jaxscale.models.word2vec import Word2VecConfig, init_params, make_train_chu
 from jaxscale.text.vocab import noise_distribution
 from jaxscale.train.word2vec import (
     compile_ahead,
-    context_windows,
     example_builder,
     kept_words,
     prepare_corpus,
+    span_windows,
     train_word2vec,
     training_tables,
 )
@@ -26,7 +26,6 @@ from jaxscale.train.word2vec_device import (
     device_batches,
     pair_slot_layout,
     sample_noise_on_device,
-    span_windows,
 )
 
 DEVICE = dataclasses.replace(TINY, examples="device")
@@ -37,20 +36,25 @@ def corpus():
     return prepare_corpus(synthetic_words(), min_count=5)
 
 
-def test_span_windows_are_the_host_windows():
-    """A span cut with its halo gives each centre the contexts the host finds in the whole array."""
+def test_span_windows_are_the_same_on_host_and_device():
+    """Each centre's contexts, numpy and jax.numpy alike, are the words at 1..R of it in its
+    sentence (counted directly), whatever the span's halo holds."""
     rng = np.random.default_rng(0)
     n, window, lo, count = 200, 3, 57, 40
     words = rng.integers(1, 50, n).astype(np.int32)
     sentence = np.sort(rng.integers(0, 12, n)).astype(np.int32)
     radius = rng.integers(1, window + 1, count)
-    pos, mask = context_windows(sentence, radius, window, lo)
     span = slice(lo - window, lo + count + window)
-    inputs, span_mask, targets = span_windows(jnp.asarray(words[span]), jnp.asarray(sentence[span]),
-                                              jnp.asarray(radius), window)
-    np.testing.assert_array_equal(np.asarray(span_mask), mask)
-    np.testing.assert_array_equal(np.asarray(inputs), np.where(mask, words[pos], 0))
-    np.testing.assert_array_equal(np.asarray(targets), words[lo:lo + count])
+    host = span_windows(words[span], sentence[span], radius, window)
+    device = span_windows(jnp.asarray(words[span]), jnp.asarray(sentence[span]), jnp.asarray(radius), window, xp=jnp)
+    for a, b in zip(host, device):
+        np.testing.assert_array_equal(a, np.asarray(b))
+    inputs, mask, targets = host
+    offsets = [*range(-window, 0), *range(1, window + 1)]
+    for i, c in enumerate(range(lo, lo + count)):
+        want = [words[c + o] if abs(o) <= radius[i] and sentence[c + o] == sentence[c] else 0 for o in offsets]
+        assert inputs[i].tolist() == want and mask[i].tolist() == [w != 0 for w in want]
+    np.testing.assert_array_equal(targets, words[lo:lo + count])
 
 
 def test_spans_cover_every_kept_word_once_with_its_halo(corpus):

@@ -97,22 +97,29 @@ def prepare_corpus(words: list[str], min_count: int) -> tuple[Vocab, np.ndarray]
     return vocab, encode(words, vocab)
 
 
-def context_windows(
-    sentence: np.ndarray, radius: np.ndarray, window: int, lo: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Context positions of centres ``lo .. lo + len(radius) - 1`` and which are valid.
+def with_halo(kept: np.ndarray, sentence: np.ndarray, halo: int, tail: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The kept words and their sentence numbers as int32, with ``halo`` entries before them and
+    ``halo + tail`` after, in no sentence (-1 before the corpus, -2 after it): every centre's
+    window then lies inside the arrays, and its slots past the corpus match no centre's sentence."""
+    words = np.concatenate([np.zeros(halo, np.int32), kept, np.zeros(halo + tail, np.int32)]).astype(np.int32)
+    sentences = np.concatenate([np.full(halo, -1), sentence, np.full(halo + tail, -2)]).astype(np.int32)
+    return words, sentences
 
-    Returns (positions, mask), both (n, 2C): column j is offset -C..-1, 1..C; an entry is valid
-    when |offset| <= R of its centre, it lies inside the array and in the centre's sentence.
+
+def span_windows(words, sentence, radius, window: int, xp=np):
+    """Context windows of a span's n centres (positions C .. C + n - 1, C = ``window``), with
+    numpy (``xp=np``, the host) or ``jax.numpy`` (the device).
+
+    Returns the context words (n, 2C), with 0 in invalid slots, the mask of valid slots and the
+    centre words (n,). Slot j is offset -C..-1, 1..C; it is valid when |offset| <= the centre's
+    radius and the word there lies in the centre's sentence (the halo's numbers match none).
     """
-    offsets = np.concatenate([np.arange(-window, 0), np.arange(1, window + 1)])
-    centres = lo + np.arange(len(radius))
-    pos = centres[:, None] + offsets[None, :]
-    inside = (pos >= 0) & (pos < len(sentence))
-    pos = np.clip(pos, 0, len(sentence) - 1)
-    mask = inside & (np.abs(offsets)[None, :] <= radius[:, None])
-    mask &= sentence[pos] == sentence[centres][:, None]
-    return pos, mask
+    n = radius.shape[0]
+    offsets = xp.concatenate([xp.arange(-window, 0), xp.arange(1, window + 1)]).astype(xp.int32)
+    centre = xp.arange(window, n + window, dtype=xp.int32)
+    slot = centre[:, None] + offsets
+    mask = (xp.abs(offsets) <= radius[:, None]) & (sentence[slot] == sentence[centre][:, None])
+    return xp.where(mask, words[slot], 0), mask, words[centre]
 
 
 def kept_words(
@@ -144,22 +151,21 @@ def epoch_examples(
     """
     rng = np.random.default_rng([config.seed, epoch])
     kept_pos, kept, sentence = kept_words(ids, keep, config, rng)
+    words, sentences = with_halo(kept, sentence, config.window)
     for lo in range(0, len(kept), SEGMENT):
         radius = rng.integers(1, config.window + 1, size=min(SEGMENT, len(kept) - lo))
-        pos, mask = context_windows(sentence, radius, config.window, lo)
+        span = slice(lo, lo + len(radius) + 2 * config.window)
+        inputs, mask, targets = span_windows(words[span], sentences[span], radius, config.window)
         centre = np.arange(lo, lo + len(radius))
         if config.model == "skipgram" and config.loss == "neg":
             row, col = np.nonzero(mask)
-            example = {"inputs": kept[pos[row, col]], "targets": kept[centre[row]]}
+            example = {"inputs": inputs[row, col], "targets": targets[row]}
             centre = centre[row]
         else:
             has_context = mask.any(1)
-            example = {
-                "inputs": np.where(mask[has_context], kept[pos[has_context]], 0),
-                "input_mask": mask[has_context].astype(np.float32),
-                "targets": kept[centre[has_context]],
-            }
-            centre = centre[has_context]
+            if not has_context.all():  # a centre alone in its sentence: no example
+                inputs, mask, targets, centre = (x[has_context] for x in (inputs, mask, targets, centre))
+            example = {"inputs": inputs, "input_mask": mask.astype(np.float32), "targets": targets}
         example["alpha"] = learning_rates(kept_pos[centre], epoch, len(ids), config)
         example["position"] = kept_pos[centre]
         yield example

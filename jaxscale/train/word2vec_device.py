@@ -32,7 +32,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jaxscale.models.word2vec import Batch, Word2VecConfig, data_mesh
-from jaxscale.train.word2vec import kept_words, learning_rates, packs_paths, step_major
+from jaxscale.train.word2vec import kept_words, learning_rates, packs_paths, span_windows, step_major, with_halo
 
 
 class CentreSpan(NamedTuple):
@@ -75,8 +75,7 @@ def centre_spans(ids: np.ndarray, keep: np.ndarray, config: Word2VecConfig, epoc
     rng = np.random.default_rng([config.seed, epoch])
     kept_pos, kept, sentence = kept_words(ids, keep, config, rng)
     halo, n = config.window, centres_per_chunk(config)
-    words = np.concatenate([np.zeros(halo, np.int32), kept, np.zeros(n + halo, np.int32)]).astype(np.int32)
-    sentences = np.concatenate([np.full(halo, -1), sentence, np.full(n + halo, -2)]).astype(np.int32)
+    words, sentences = with_halo(kept, sentence, halo, tail=n)  # the last span is cut full length
     for lo in range(0, len(kept), n):
         centres = kept_pos[lo : lo + n]
         alpha = np.zeros(n, np.float32)
@@ -90,23 +89,6 @@ def sample_noise_on_device(key: jax.Array, cumulative: jax.Array, shape: tuple[i
     return jnp.minimum(jnp.searchsorted(cumulative, u, side="right"), cumulative.shape[0] - 1).astype(jnp.int32)
 
 
-def span_windows(
-    words: jax.Array, sentence: jax.Array, radius: jax.Array, window: int
-) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """Context windows of a span's n centres (positions C .. C + n - 1, C = ``window``).
-
-    Returns the context words (n, 2C), with 0 in invalid slots, the mask of valid slots and the
-    centre words (n,). Slot j is offset -C..-1, 1..C; it is valid when |offset| <= the centre's
-    radius and the word there lies in the centre's sentence (the halo's numbers match none).
-    """
-    n = radius.shape[0]
-    offsets = jnp.concatenate([jnp.arange(-window, 0), jnp.arange(1, window + 1)])
-    centre = jnp.arange(n) + window
-    slot = centre[:, None] + offsets
-    mask = (jnp.abs(offsets) <= radius[:, None]) & (sentence[slot] == sentence[centre][:, None])
-    return jnp.where(mask, words[slot], 0), mask, words[centre]
-
-
 @partial(jax.jit, static_argnames=("config", "groups"))
 def device_batches(words: jax.Array, sentence: jax.Array, alpha: jax.Array, key: jax.Array,
                    cumulative_noise: jax.Array, config: Word2VecConfig, groups: int = 1) -> Batch:
@@ -114,7 +96,7 @@ def device_batches(words: jax.Array, sentence: jax.Array, alpha: jax.Array, key:
     centre's radius drawn uniformly from 1..C, its windows (:func:`span_windows`), the negatives."""
     radius_key, noise_key = jax.random.split(key)
     radius = jax.random.randint(radius_key, alpha.shape, 1, config.window + 1)
-    inputs, mask, targets = span_windows(words, sentence, radius, config.window)
+    inputs, mask, targets = span_windows(words, sentence, radius, config.window, xp=jnp)
     steps, b = config.steps_per_chunk, config.batch
     if one_example_per_pair(config):  # slot (centre i, offset j) is example 2C i + j, then padding
         def pairs(x: jax.Array) -> jax.Array:
