@@ -18,7 +18,9 @@ On a GPU or TPU, jaxscale trains there and builds its examples there too (``--ex
 the host's numpy examples would cap it near gensim's speed); give gensim every core of the
 machine (``--workers``) and jaxscale a batch that fills the accelerator (``--batch``, with
 ``--neg-row-cap`` once the batch is large). The report names jaxscale's device, batch and example
-builder.
+builder. ``--batches`` trains skip-gram NEG at several batch sizes instead and compares the
+fastest whose analogy accuracy is at most 1 point below gensim's (``ACCURACY_TOLERANCE``, a rule
+fixed before any accelerator run: large batches trade accuracy for speed).
 
 With ``--profile`` it trains nothing to the end: for each architecture it times building the
 examples of a few chunks on the host, then runs those chunks under the JAX profiler and splits
@@ -28,6 +30,8 @@ reductions, copies, element-wise), as shares of the traced time (tracing slows e
     nice -n 10 python benchmarks/bench_word2vec.py [--json] [--chars N] [--epochs E] [--workers W]
         [--batch B] [--neg-row-cap CAP] [--examples auto|host|device]
     nice -n 10 python benchmarks/bench_word2vec.py --architectures --epochs 1 [--repeats R] [--json]
+    python benchmarks/bench_word2vec.py --epochs 1 --workers $(nproc) --batches 1024,8192,32768,131072
+        --neg-row-cap 256 --repeats 3 [--json]        # on a GPU: issue 16's last goal
     nice -n 10 python benchmarks/bench_word2vec.py --profile [--chunks 4] [--json]
 """
 
@@ -71,6 +75,30 @@ def run_gensim(
     return w2v, time.perf_counter() - start
 
 
+ACCURACY_TOLERANCE = 1.0  # analogy points below gensim's that a batch size may lose (issue 16, item 5)
+
+
+def alternating_runs(words: list[str], model: str, loss: str, args, batches: list[int | None], progress: bool):
+    """Train gensim once, then jaxscale once per batch size, ``args.repeats`` times over, so that
+    every run shares the machine's slow and fast phases. Returns gensim's words/s per run and its
+    last model, and per batch size jaxscale's words/s per run and its (deterministic) result."""
+    from jaxscale.models.word2vec import Word2VecConfig
+    from jaxscale.train.word2vec import prepare_corpus, train_word2vec
+
+    sentences = [words[i : i + 10_000] for i in range(0, len(words), 10_000)]
+    vocab, ids = prepare_corpus(words, min_count=5)
+    configs = {batch: Word2VecConfig(model=model, loss=loss, epochs=args.epochs, seed=args.seed, batch=batch,
+                                     neg_row_cap=args.neg_row_cap, examples=args.examples) for batch in batches}
+    gensim_runs, ours = [], {batch: ([], None) for batch in batches}
+    for _ in range(args.repeats):
+        gensim_model, gensim_seconds = run_gensim(sentences, model, loss, args.epochs, args.workers, args.seed)
+        gensim_runs.append(len(words) * args.epochs / gensim_seconds)
+        for batch, config in configs.items():
+            result = train_word2vec(ids, vocab, config, progress=progress)
+            ours[batch] = (ours[batch][0] + [result.words_per_second], result)
+    return gensim_runs, gensim_model, ours
+
+
 def compare(words: list[str], model: str, loss: str, args, progress: bool) -> dict:
     """Train one architecture with gensim and with jaxscale, alternating ``args.repeats`` times;
     the median words/s of each tool, every run's, and the analogy scores of the last run of each
@@ -78,28 +106,18 @@ def compare(words: list[str], model: str, loss: str, args, progress: bool) -> di
     import jax
 
     from jaxscale.eval.analogy import default_analogy_path, evaluate_analogies
-    from jaxscale.models.word2vec import Word2VecConfig
-    from jaxscale.train.word2vec import prepare_corpus, train_word2vec
 
-    sentences = [words[i : i + 10_000] for i in range(0, len(words), 10_000)]
-    vocab, ids = prepare_corpus(words, min_count=5)
-    config = Word2VecConfig(model=model, loss=loss, epochs=args.epochs, seed=args.seed, batch=args.batch,
-                            neg_row_cap=args.neg_row_cap, examples=args.examples)
-    gensim_runs, ours_runs = [], []
-    for _ in range(args.repeats):  # alternating, so both tools share the machine's slow and fast phases
-        gensim_model, gensim_seconds = run_gensim(sentences, model, loss, args.epochs, args.workers, args.seed)
-        gensim_runs.append(len(words) * args.epochs / gensim_seconds)
-        result = train_word2vec(ids, vocab, config, progress=progress)
-        ours_runs.append(result.words_per_second)
+    gensim_runs, gensim_model, ours = alternating_runs(words, model, loss, args, [args.batch], progress)
+    ours_runs, result = ours[args.batch]
     gensim_eval = evaluate_analogies(gensim_model.wv.vectors, gensim_model.wv.index_to_key)
     gensim_own, _ = gensim_model.wv.evaluate_word_analogies(str(default_analogy_path()), restrict_vocab=30_000)
-    ours_eval = evaluate_analogies(result.vectors, vocab.words)
+    ours_eval = evaluate_analogies(result.vectors, result.vocab.words)
     gensim_wps, ours_wps = statistics.median(gensim_runs), statistics.median(ours_runs)
     return {
         "model": model,
         "loss": loss,
         "corpus_words": len(words),
-        "vocab_size": len(vocab),
+        "vocab_size": len(result.vocab),
         "epochs": args.epochs,
         "gensim_words_per_second": gensim_wps,
         "jaxscale_words_per_second": ours_wps,
@@ -122,6 +140,52 @@ def compare(words: list[str], model: str, loss: str, args, progress: bool) -> di
         "jaxscale_batch": result.config.batch,
         "jaxscale_examples": result.config.examples,
     }
+
+
+def batch_sweep(words: list[str], args, progress: bool) -> dict:
+    """Skip-gram NEG at every batch size of ``args.batches`` against gensim, judged by a rule fixed
+    before any run: a batch size counts if its analogy accuracy is at most ``ACCURACY_TOLERANCE``
+    points below gensim's; the comparison is the fastest that counts (median words/s). Larger
+    batches fill an accelerator but update stale rows, so speed and accuracy trade off."""
+    import jax
+
+    from jaxscale.eval.analogy import evaluate_analogies
+
+    gensim_runs, gensim_model, ours = alternating_runs(words, "skipgram", "neg", args, args.batches, progress)
+    gensim_accuracy = evaluate_analogies(gensim_model.wv.vectors, gensim_model.wv.index_to_key).total
+    gensim_wps = statistics.median(gensim_runs)
+    rows = []
+    for batch, (runs, result) in ours.items():
+        accuracy = evaluate_analogies(result.vectors, result.vocab.words).total
+        rows.append({"batch": batch, "jaxscale_words_per_second": statistics.median(runs),
+                     "jaxscale_runs_words_per_second": runs, "jaxscale_accuracy": accuracy,
+                     "counts": accuracy >= gensim_accuracy - ACCURACY_TOLERANCE,
+                     "ratio": statistics.median(runs) / gensim_wps, "jaxscale_examples": result.config.examples})
+    counted = [row for row in rows if row["counts"]]
+    chosen = max(counted, key=lambda row: row["jaxscale_words_per_second"]) if counted else None
+    return {
+        "corpus_words": len(words), "epochs": args.epochs, "gensim_workers": args.workers,
+        "gensim_words_per_second": gensim_wps, "gensim_runs_words_per_second": gensim_runs,
+        "gensim_accuracy": gensim_accuracy, "accuracy_tolerance": ACCURACY_TOLERANCE,
+        "neg_row_cap": args.neg_row_cap, "jaxscale_device": str(jax.devices()[0]), "rows": rows,
+        "chosen_batch": None if chosen is None else chosen["batch"],
+        "ratio": None if chosen is None else chosen["ratio"],  # undefined when no batch size keeps the accuracy
+    }
+
+
+def print_sweep(report: dict) -> None:
+    print(f"gensim ({report['gensim_workers']} workers): {report['gensim_words_per_second']:,.0f} words/s, "
+          f"{report['gensim_accuracy']:.2f}%   jaxscale on {report['jaxscale_device']}, "
+          f"neg_row_cap {report['neg_row_cap']}")
+    print(f"{'batch':>8s} {'jaxscale w/s':>13s} {'ratio':>6s} {'accuracy':>9s}  counts (>= gensim - "
+          f"{report['accuracy_tolerance']:g} points)")
+    for row in report["rows"]:
+        print(f"{row['batch']:8d} {row['jaxscale_words_per_second']:13,.0f} {row['ratio']:6.2f} "
+              f"{row['jaxscale_accuracy']:9.2f}  {'yes' if row['counts'] else 'no'}")
+    if report["chosen_batch"] is None:
+        print("no batch size keeps the accuracy within the tolerance: no ratio")
+    else:
+        print(f"fastest that counts: batch {report['chosen_batch']}, {report['ratio']:.2f}x gensim")
 
 
 OP_KINDS = ("scatter", "gather", "dot", "reduce", "copy")  # the first one found names a fusion
@@ -230,6 +294,11 @@ def print_architectures(rows: list[dict]) -> None:
                                                                       r["jaxscale_runs_words_per_second"])))
 
 
+def batch_sizes(text: str) -> list[int]:
+    """``--batches``: comma-separated batch sizes, e.g. ``1024,8192,32768``."""
+    return [int(size) for size in text.split(",")]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chars", type=int, default=100_000_000)
@@ -237,6 +306,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="gensim worker threads")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--batch", type=int, default=None, help="jaxscale's examples per SGD step (default: its own)")
+    parser.add_argument("--batches", type=batch_sizes, default=None,
+                        help="skip-gram NEG at each of these comma-separated batch sizes; the fastest within "
+                             f"{ACCURACY_TOLERANCE:g} analogy point of gensim is compared")
     parser.add_argument("--neg-row-cap", type=float, default=None,
                         help="jaxscale NEG: cap each row's summed step per batch (for large --batch)")
     parser.add_argument("--examples", choices=("auto", "host", "device"), default="auto",
@@ -252,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error(f"--repeats must be >= 1; got {args.repeats}")
+    if args.batches is not None and (args.batch is not None or min(args.batches) < 1):
+        parser.error(f"--batches takes sizes >= 1, without --batch; got {args.batches}")
     if not CORPUS.is_file():
         print(f"skipped: shared corpus not found at {CORPUS}", file=sys.stderr)
         return 0
@@ -269,6 +343,13 @@ def main(argv: list[str] | None = None) -> int:
             print_json({"rows": rows})
         else:
             print_profiles(rows)
+        return 0
+    if args.batches is not None:
+        report = batch_sweep(words, args, progress=not args.json)
+        if args.json:
+            print_json(report)
+        else:
+            print_sweep(report)
         return 0
     if args.architectures:
         rows = [compare(words, model, loss, args, progress=not args.json) for model, loss in ARCHITECTURES]

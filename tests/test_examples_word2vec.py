@@ -40,6 +40,31 @@ def test_benchmark_reports_both_tools(corpus, capsys):
     assert report["corpus_words"] > 90_000 and report["epochs"] == 1
 
 
+def test_batch_sweep_compares_the_fastest_batch_that_keeps_the_accuracy(corpus, capsys):
+    bench = load(ROOT / "benchmarks" / "bench_word2vec.py")
+    assert bench.main(["--chars", "600000", "--epochs", "1", "--batches", "256,1024", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    rows = report["rows"]
+    assert [row["batch"] for row in rows] == [256, 1024]
+    for row in rows:
+        assert row["counts"] == (row["jaxscale_accuracy"] >= report["gensim_accuracy"] - report["accuracy_tolerance"])
+        assert row["ratio"] == pytest.approx(row["jaxscale_words_per_second"] / report["gensim_words_per_second"])
+    counted = [row for row in rows if row["counts"]]
+    if counted:
+        best = max(counted, key=lambda row: row["jaxscale_words_per_second"])
+        assert report["chosen_batch"] == best["batch"] and report["ratio"] == best["ratio"]
+    else:
+        assert report["chosen_batch"] is None and report["ratio"] is None
+
+
+def test_batch_sweep_refuses_bad_sizes(capsys):
+    bench = load(ROOT / "benchmarks" / "bench_word2vec.py")
+    for argv in (["--batches", "64,abc"], ["--batches", "0,64"], ["--batches", "64", "--batch", "32"]):
+        with pytest.raises(SystemExit) as exit_:
+            bench.main(argv)
+        assert exit_.value.code == 2 and "--batches" in capsys.readouterr().err
+
+
 def test_benchmark_refuses_no_repeats(capsys):
     bench = load(ROOT / "benchmarks" / "bench_word2vec.py")
     with pytest.raises(SystemExit) as exit_:
