@@ -38,6 +38,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import jax
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
     from jaxscale.train.word2vec_device import DeviceExamples
 
 SEGMENT = 1 << 16  # kept centre words turned into examples at a time
+Array = np.ndarray | jax.Array  # numpy on the host, JAX on the device
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,8 @@ def with_halo(kept: np.ndarray, sentence: np.ndarray, halo: int, tail: int = 0) 
     return words, sentences
 
 
-def span_windows(words, sentence, radius, window: int, xp=np):
+def span_windows(words: Array, sentence: Array, radius: Array, window: int,
+                 xp: ModuleType = np) -> tuple[Array, Array, Array]:
     """Context windows of a span's n centres (positions C .. C + n - 1, C = ``window``), with
     numpy (``xp=np``, the host) or ``jax.numpy`` (the device).
 
