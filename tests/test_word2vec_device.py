@@ -174,16 +174,17 @@ def test_batch_shapes_are_those_of_every_chunk(corpus, model, loss, examples):
         assert got == [(s.shape, s.dtype) for s in shapes], index
 
 
-def test_step_compiled_ahead_is_reused_by_the_first_chunk(corpus):
+@pytest.mark.parametrize("examples,dim", [("host", 7), ("device", 9)])  # shapes no other test compiled
+def test_step_compiled_ahead_is_reused_by_the_first_chunk(corpus, examples, dim):
     """After :func:`compile_ahead`, training the first chunk compiles no step program again."""
     vocab, ids = corpus
-    config = dataclasses.replace(TINY, model="cbow", loss="neg", dim=7)  # a shape no other test compiled
+    config = dataclasses.replace(TINY, model="cbow", loss="neg", dim=dim, examples=examples)
     keep, noise, tree = training_tables(vocab, config)
     builder = example_builder(ids, keep, noise, config, tree, devices=1)
     train_chunk = make_train_chunk(config, tree, devices=1)
     params = init_params(len(vocab), config)
     compile_ahead(train_chunk, params, builder.batch_shapes()).join()
-    batch = builder.batches(next(iter(builder.chunks(epoch=0))), 0, 0)
+    batch = jax.block_until_ready(builder.batches(next(iter(builder.chunks(epoch=0))), 0, 0))
     compiled = []
 
     def listener(event: str, seconds: float, **kwargs) -> None:
