@@ -14,6 +14,7 @@ from jaxscale.eval.analogy import default_analogy_path, evaluate_analogies
 from jaxscale.eval.neighbours import nearest_neighbours, odd_one_out
 from jaxscale.io.word2vec_format import load_word2vec, save_word2vec
 from jaxscale.models.word2vec import (
+    MIN_STEPS_PER_CHUNK,
     Batch,
     Word2VecConfig,
     huffman_paths,
@@ -129,6 +130,14 @@ def test_empty_context_slots_move_no_row(model, loss):
     grad = jax.grad(lambda p: -sgd_step(p, batch, config, tree)[1])(params)
     np.testing.assert_allclose(new.w_in - params.w_in, 0.1 * grad.w_in, atol=1e-6)
     np.testing.assert_array_equal(new.w_in[0], params.w_in[0])
+
+
+def test_large_batches_keep_enough_steps_per_chunk():
+    """A chunk holds 2^17 examples, but at least MIN_STEPS_PER_CHUNK steps, so that strided
+    batches of any size spread neighbouring examples (which share rows) over different steps."""
+    assert Word2VecConfig(batch=1024).steps_per_chunk == 128 and Word2VecConfig(loss="hs").steps_per_chunk == 512
+    assert Word2VecConfig(batch=32768).steps_per_chunk == MIN_STEPS_PER_CHUNK == 64
+    assert Word2VecConfig(batch=32768, steps_per_chunk=4).steps_per_chunk == 4
 
 
 def test_log_sigmoid_and_complement_match_jax_everywhere():

@@ -41,7 +41,13 @@ from jax.sharding import PartitionSpec as P
 MODELS = ("skipgram", "cbow")
 LOSSES = ("neg", "hs")
 EXAMPLE_BUILDERS = ("auto", "host", "device")
-CHUNK_EXAMPLES = 1 << 17  # examples per compiled scan call when steps_per_chunk is not given
+CHUNK_EXAMPLES = 1 << 17  # examples per compiled scan call when steps_per_chunk is not given...
+# ...but never fewer steps than this: a strided batch takes every S-th example of its chunk, and
+# consecutive examples share rows over ~2C centres (~60 skip-gram pairs), so large batches need
+# S >= ~64 to hold nearly distinct rows. Skip-gram NEG, batch 32768, 1 epoch on the benchmark
+# corpus: S = 4 diverged (NaN; 11.7% with neg_row_cap 256), S = 16 13.2%, S = 64 14.5% analogy
+# accuracy. Batches up to 2048 are unaffected (they already take 2^17 / batch >= 64 steps).
+MIN_STEPS_PER_CHUNK = 64
 DROPPED_ROW = np.iinfo(np.int32).max  # a row index past every table: its sparse update is skipped
 
 
@@ -67,14 +73,15 @@ class Word2VecConfig:
     strided: bool = True  # a batch takes every steps_per_chunk-th example of its chunk (see train)
     hs_row_cap: float = 16.0  # HS: most examples' worth of summed step an inner node takes per batch
     # NEG: most examples' worth of summed step a row of either table takes per batch (None: uncapped).
-    # The default batch needs none; larger ones do: skip-gram NEG with batch 32768 diverged (NaN)
-    # in one epoch uncapped, and reached 11.7% analogy accuracy with a cap of 256 (2-core CPU)
+    # The default batch needs none, nor does 32768; 65536 does: skip-gram NEG diverged (NaN) in one
+    # epoch uncapped and reached 14.2% analogy accuracy with a cap of 256 (64 steps a chunk, CPU)
     neg_row_cap: float | None = None
     # skip-gram HS: centre words whose path products are computed together (64: their (64, L, d)
     # node block, ~0.5 MB, stays in a core's 1 MB L2; 1.22x faster than one block of 256 on the
     # 2-core benchmark VM, where 32 and 128 were slower than 64)
     hs_block: int = 64
-    steps_per_chunk: int | None = None  # SGD steps per compiled scan call; None: CHUNK_EXAMPLES / batch
+    # SGD steps per compiled scan call; None: CHUNK_EXAMPLES / batch, at least MIN_STEPS_PER_CHUNK
+    steps_per_chunk: int | None = None
     sentence_length: int = 10_000  # corpus cut into sentences of this many words (as Text8Corpus)
     seed: int = 1
     # who builds the examples: numpy on the host ("host"), or the accelerator from each chunk's kept
@@ -88,7 +95,7 @@ class Word2VecConfig:
         if self.batch < 1:
             raise ValueError(f"batch must be >= 1; got {self.batch}")
         if self.steps_per_chunk is None:
-            object.__setattr__(self, "steps_per_chunk", max(1, CHUNK_EXAMPLES // self.batch))
+            object.__setattr__(self, "steps_per_chunk", max(MIN_STEPS_PER_CHUNK, CHUNK_EXAMPLES // self.batch))
         if self.model not in MODELS:
             raise ValueError(f"model must be one of {MODELS}; got {self.model!r}")
         if self.loss not in LOSSES:
