@@ -30,7 +30,7 @@ reductions, copies, element-wise), as shares of the traced time (tracing slows e
     nice -n 10 python benchmarks/bench_word2vec.py [--json] [--chars N] [--epochs E] [--workers W]
         [--batch B] [--neg-row-cap CAP] [--examples auto|host|device]
     nice -n 10 python benchmarks/bench_word2vec.py --architectures --epochs 1 [--repeats R] [--json]
-    python benchmarks/bench_word2vec.py --epochs 1 --workers $(nproc) --batches 1024,8192,32768,131072
+    python benchmarks/bench_word2vec.py --workers $(nproc) --batches 1024,4096,16384,32768,65536,131072
         --neg-row-cap 256 --repeats 3 [--json]        # on a GPU: issue 16's last goal
     nice -n 10 python benchmarks/bench_word2vec.py --profile [--chunks 4] [--json]
 """
