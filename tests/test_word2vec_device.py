@@ -79,8 +79,7 @@ def test_device_batches_hold_only_valid_examples(corpus, model, loss):
     config = dataclasses.replace(DEVICE, model=model, loss=loss)
     keep, noise, _ = training_tables(vocab, config)
     span = next(centre_spans(ids, keep, config, epoch=0))
-    batch = device_batches(span.words, span.sentence, span.alpha, jax.random.key(0), jnp.asarray(noise, jnp.float32),
-                           config=config)
+    batch = device_batches(span.words, span.sentence, span.alpha, 0, 0, jnp.asarray(noise, jnp.float32), config=config)
     steps, b = config.steps_per_chunk, config.batch
     assert batch.targets.shape == (steps, b) and batch.alpha.shape == (steps, b)
     live = np.asarray(batch.alpha) > 0

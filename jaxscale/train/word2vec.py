@@ -103,8 +103,8 @@ def with_halo(kept: np.ndarray, sentence: np.ndarray, halo: int, tail: int = 0) 
     """The kept words and their sentence numbers as int32, with ``halo`` entries before them and
     ``halo + tail`` after, in no sentence (-1 before the corpus, -2 after it): every centre's
     window then lies inside the arrays, and its slots past the corpus match no centre's sentence."""
-    words = np.concatenate([np.zeros(halo, np.int32), kept, np.zeros(halo + tail, np.int32)]).astype(np.int32)
-    sentences = np.concatenate([np.full(halo, -1), sentence, np.full(halo + tail, -2)]).astype(np.int32)
+    words = np.concatenate([np.zeros(halo, np.int32), kept, np.zeros(halo + tail, np.int32)], dtype=np.int32)
+    sentences = np.concatenate([np.full(halo, -1), sentence, np.full(halo + tail, -2)], dtype=np.int32)
     return words, sentences
 
 
@@ -160,7 +160,7 @@ def epoch_examples(
         span = slice(lo, lo + len(radius) + 2 * config.window)
         inputs, mask, targets = span_windows(words[span], sentences[span], radius, config.window)
         centre = np.arange(lo, lo + len(radius))
-        if config.model == "skipgram" and config.loss == "neg":
+        if one_example_per_pair(config):
             row, col = np.nonzero(mask)
             example = {"inputs": inputs[row, col], "targets": targets[row]}
             centre = centre[row]
@@ -191,6 +191,11 @@ def fixed_chunks(segments: Iterator[dict[str, np.ndarray]], size: int) -> Iterat
         padded = {k: np.concatenate([v, np.zeros((pad, *v.shape[1:]), v.dtype)]) for k, v in joined.items()}
         padded["position"][held:] = joined["position"][-1]
         yield padded
+
+
+def one_example_per_pair(config: Word2VecConfig) -> bool:
+    """Skip-gram NEG trains on (context, centre) pairs; the other architectures on centre words."""
+    return config.model == "skipgram" and config.loss == "neg"
 
 
 def packs_paths(config: Word2VecConfig) -> bool:
@@ -302,7 +307,7 @@ class HostExamples:
         if packs_paths(config):
             return None
         steps, b = config.steps_per_chunk, config.batch
-        slots = 1 if config.model == "skipgram" and config.loss == "neg" else 2 * config.window
+        slots = 1 if one_example_per_pair(config) else 2 * config.window
         k = config.negative if config.loss == "neg" else 1
         ints = partial(jax.ShapeDtypeStruct, dtype=np.int32)
         floats = partial(jax.ShapeDtypeStruct, dtype=np.float32)

@@ -32,7 +32,15 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jaxscale.models.word2vec import Batch, Word2VecConfig, data_mesh
-from jaxscale.train.word2vec import kept_words, learning_rates, packs_paths, span_windows, step_major, with_halo
+from jaxscale.train.word2vec import (
+    kept_words,
+    learning_rates,
+    one_example_per_pair,
+    packs_paths,
+    span_windows,
+    step_major,
+    with_halo,
+)
 
 
 class CentreSpan(NamedTuple):
@@ -42,11 +50,6 @@ class CentreSpan(NamedTuple):
     sentence: np.ndarray  # (n + 2C,) int32 sentence numbers; -1 before the corpus, -2 after it
     alpha: np.ndarray  # (n,) float32 learning rate of each centre; 0 past the epoch's last kept word
     last_position: int  # corpus index of the span's last centre word (for progress)
-
-
-def one_example_per_pair(config: Word2VecConfig) -> bool:
-    """Skip-gram NEG trains on (context, centre) pairs; the other architectures on centre words."""
-    return config.model == "skipgram" and config.loss == "neg"
 
 
 def pair_slot_layout(config: Word2VecConfig) -> Word2VecConfig:
@@ -90,10 +93,12 @@ def sample_noise_on_device(key: jax.Array, cumulative: jax.Array, shape: tuple[i
 
 
 @partial(jax.jit, static_argnames=("config", "groups"))
-def device_batches(words: jax.Array, sentence: jax.Array, alpha: jax.Array, key: jax.Array,
+def device_batches(words: jax.Array, sentence: jax.Array, alpha: jax.Array, epoch: int, index: int,
                    cumulative_noise: jax.Array, config: Word2VecConfig, groups: int = 1) -> Batch:
-    """One chunk's :class:`Batch` (steps first) from a :class:`CentreSpan`'s arrays: each
-    centre's radius drawn uniformly from 1..C, its windows (:func:`span_windows`), the negatives."""
+    """Chunk ``index`` of ``epoch`` as a :class:`Batch` (steps first) from its :class:`CentreSpan`'s
+    arrays: each centre's radius drawn uniformly from 1..C, its windows (:func:`span_windows`), the
+    negatives, from a key derived from (seed, epoch, index) here, not by the host per chunk."""
+    key = jax.random.fold_in(jax.random.fold_in(jax.random.key(config.seed), epoch), index)
     radius_key, noise_key = jax.random.split(key)
     radius = jax.random.randint(radius_key, alpha.shape, 1, config.window + 1)
     inputs, mask, targets = span_windows(words, sentence, radius, config.window, xp=jnp)
@@ -141,8 +146,7 @@ class DeviceExamples:
         return span.last_position
 
     def batches(self, span: CentreSpan, epoch: int, index: int) -> Batch:
-        key = jax.random.fold_in(jax.random.fold_in(jax.random.key(self.step_config.seed), epoch), index)
-        batch = device_batches(span.words, span.sentence, span.alpha, key, self.cumulative_noise,
+        batch = device_batches(span.words, span.sentence, span.alpha, epoch, index, self.cumulative_noise,
                                config=self.step_config, groups=self.groups)
         return batch if self.sharding is None else jax.device_put(batch, self.sharding)
 
@@ -151,7 +155,7 @@ class DeviceExamples:
         n, halo = centres_per_chunk(self.step_config), self.step_config.window
         span = jax.ShapeDtypeStruct((n + 2 * halo,), jnp.int32)
         return jax.eval_shape(partial(device_batches, config=self.step_config, groups=self.groups), span, span,
-                              jax.ShapeDtypeStruct((n,), jnp.float32), jax.random.key(0), self.cumulative_noise)
+                              jax.ShapeDtypeStruct((n,), jnp.float32), 0, 0, self.cumulative_noise)
 
     @staticmethod
     def count(span: CentreSpan, batches: Batch) -> jax.Array:
