@@ -324,8 +324,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error(f"--repeats must be >= 1; got {args.repeats}")
-    if args.batches is not None and (args.batch is not None or min(args.batches) < 1):
-        parser.error(f"--batches takes sizes >= 1, without --batch; got {args.batches}")
+    if args.batches is not None and args.batch is not None:
+        parser.error("--batches and --batch do not go together")
+    from jaxscale.models.word2vec import Word2VecConfig
+
+    for batch in args.batches or [args.batch]:  # jaxscale's own checks, before any training
+        try:
+            Word2VecConfig(batch=batch, neg_row_cap=args.neg_row_cap, examples=args.examples)
+        except ValueError as error:
+            parser.error(str(error))
     if not CORPUS.is_file():
         print(f"skipped: shared corpus not found at {CORPUS}", file=sys.stderr)
         return 0

@@ -59,10 +59,13 @@ def test_batch_sweep_compares_the_fastest_batch_that_keeps_the_accuracy(corpus, 
 
 def test_batch_sweep_refuses_bad_sizes(capsys):
     bench = load(ROOT / "benchmarks" / "bench_word2vec.py")
-    for argv in (["--batches", "64,abc"], ["--batches", "0,64"], ["--batches", "64", "--batch", "32"]):
+    for argv, message in ((["--batches", "64,abc"], "--batches"), (["--batches", "0,64"], "batch must be >= 1"),
+                          (["--batches", "64", "--batch", "32"], "--batches and --batch"),
+                          (["--batches", "1000"], "multiple of neg_block"),
+                          (["--batch", "64", "--neg-row-cap", "-1"], "neg_row_cap must be > 0")):
         with pytest.raises(SystemExit) as exit_:
             bench.main(argv)
-        assert exit_.value.code == 2 and "--batches" in capsys.readouterr().err
+        assert exit_.value.code == 2 and message in capsys.readouterr().err
 
 
 def test_benchmark_refuses_no_repeats(capsys):
