@@ -46,7 +46,8 @@ CHUNK_EXAMPLES = 1 << 17  # examples per compiled scan call when steps_per_chunk
 # consecutive examples share rows over ~2C centres (~60 skip-gram pairs), so large batches need
 # S >= ~64 to hold nearly distinct rows. Skip-gram NEG, batch 32768, 1 epoch on the benchmark
 # corpus: S = 4 diverged (NaN; 11.7% with neg_row_cap 256), S = 16 13.2%, S = 64 14.5% analogy
-# accuracy. Batches up to 2048 are unaffected (they already take 2^17 / batch >= 64 steps).
+# accuracy (only these three were tried; larger S was not). Batches up to 2048 are unaffected
+# (they already take 2^17 / batch >= 64 steps).
 MIN_STEPS_PER_CHUNK = 64
 DROPPED_ROW = np.iinfo(np.int32).max  # a row index past every table: its sparse update is skipped
 
