@@ -13,12 +13,14 @@ is the law's NamedTuple, with a leading axis of draws where there are several:
   too, for a law of (N, D, U_D) (Muennighoff et al. 2023's data-constrained law): N*, D*, the
   epochs D*/U_D, the loss, and the local exponents d log N*/d log C and d log N*/d log U_D;
 - :func:`loss_draws`: the loss of planned runs under every draw;
-- :func:`allocation_table`: N*, D* and D*/N* of a fit at given budgets with 95% bands over draws;
+- :func:`allocation_table`: N*, D* and D*/N* of a fit at given budgets with 95% bands over draws
+  (:func:`interval95`);
 - :func:`band`: median and central interval over draws.
 """
 
 from __future__ import annotations
 
+import warnings
 from functools import partial
 from typing import NamedTuple
 
@@ -173,14 +175,30 @@ def band(draws: ArrayLike, level: float = 0.95) -> Band:
     return Band(median=med, lo=lo, hi=hi)
 
 
+def interval95(draws: ArrayLike, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The central 95% interval [2.5%, 97.5%] over the draws (along ``axis``) where the quantity
+    is defined: NaN marks a draw where it is not, and a quantity defined in no draw gets NaN
+    bounds. A bound between two infinite draws is that infinity (interpolating gives NaN)."""
+    x = np.asarray(draws, np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices; inf - inf
+        linear = np.nanpercentile(x, [2.5, 97.5], axis=axis)
+        nearest = np.nanpercentile(x, [2.5, 97.5], axis=axis, method="nearest")
+    bounds = np.where(np.isnan(linear), nearest, linear)
+    return bounds[0], bounds[1]
+
+
 def allocation_table(law: Law, params: NamedTuple, c: ArrayLike,
                      draws: NamedTuple | None = None) -> dict[str, np.ndarray]:
-    """N*(C), D*(C) and D*/N* at budgets ``c`` under ``params``; with ``draws`` (bootstrap
-    refits or posterior draws), their 95% percentile bands (keys ``N_lo``, ``N_hi``, ...)."""
+    """N*(C), D*(C) and D*/N* at budgets ``c`` under ``params`` (NaN where the law has no
+    optimum: :func:`jaxscale.optimal.optimal_log_n`); with ``draws`` (bootstrap refits or
+    posterior draws), their 95% percentile bands over the draws that have one (keys ``N_lo``,
+    ``N_hi``, ...) and the fraction of draws that have none (``undefined_fraction``)."""
     best = optimal_allocation(law, params, c)
     out = {"C": best.c, "N": best.n, "D": best.d, "tokens_per_param": best.d / best.n}
     if draws is not None:
         spread = optimal_allocation(law, draws, c)
         for key, values in (("N", spread.n), ("D", spread.d), ("tokens_per_param", spread.d / spread.n)):
-            out[f"{key}_lo"], out[f"{key}_hi"] = np.percentile(values, [2.5, 97.5], axis=0)
+            out[f"{key}_lo"], out[f"{key}_hi"] = interval95(values)
+        out["undefined_fraction"] = np.mean(np.isnan(spread.n), axis=0)
     return out

@@ -51,6 +51,9 @@ LOG6 = math.log(6.0)
 #: D ~ 1e140: keep sizes and token counts below ~1e100 when you differentiate.
 LOG_MIN, LOG_MAX = -230.0, 700.0
 _MAX_ITER = 200
+#: A root within this relative distance of the bracket's edge is the edge: F kept one sign (the
+#: solves stop at 1e-14; no law of this family has its optimum at N or D = e^-230 or e^700).
+EDGE = 1e-6
 
 
 def loss_along_budget(law: Law, params: Any, log_n: ArrayLike, log_c: ArrayLike) -> jnp.ndarray:
@@ -112,7 +115,10 @@ def optimal_log_n(law: Law, params: Any, log_c: ArrayLike, *, log_n_guess: Array
                   xtol: float = 1e-14) -> jnp.ndarray:
     """log N*(C): the root in x of F(x, log C) with N and D = C/(6N) both in [e^LOG_MIN, e^LOG_MAX].
     Differentiable by implicit differentiation in ``log_c`` and in ``params``. ``log_n_guess``
-    only speeds convergence (default N = D); the bracket guarantees it."""
+    only speeds convergence (default N = D); the bracket guarantees it. NaN where the loss along
+    the budget has no minimum: F keeps one sign over the bracket, so the solve ends at its edge
+    (e.g. a fitted beta <= 0, a loss that does not fall with D), or the loss is not finite there
+    (e.g. a scale that overflowed to inf)."""
     log_c = jnp.asarray(log_c)
     lo = jnp.maximum(LOG_MIN, log_c - LOG6 - LOG_MAX)
     hi = jnp.minimum(LOG_MAX, log_c - LOG6 - LOG_MIN)
@@ -124,7 +130,10 @@ def optimal_log_n(law: Law, params: Any, log_c: ArrayLike, *, log_n_guess: Array
     def solve(f, x0):
         return _newton_bisect(f, jax.lax.stop_gradient(lo), jax.lax.stop_gradient(hi), x0, xtol)
 
-    return jax.lax.custom_root(residual, guess, solve, _scalar_tangent_solve)
+    x = jax.lax.custom_root(residual, guess, solve, _scalar_tangent_solve)
+    edge = EDGE * (1.0 + jnp.abs(x))
+    inside = (x - lo > edge) & (hi - x > edge) & jnp.isfinite(loss_along_budget(law, params, x, log_c))
+    return jnp.where(inside, x, jnp.nan)
 
 
 def optimal_log_compute(law: Law, params: Any, log_n: ArrayLike, *,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from pathlib import Path
 
@@ -153,12 +154,16 @@ def _approach3(args: argparse.Namespace, table) -> dict:
     fit = fit_approach3(table, **common)
     numbers = {"law": fit.law.name, "method": "approach3", **fit.summary(),
                "n_starts": fit.n_starts, "n_converged": fit.n_converged, "fit_seconds": fit.seconds}
+    nonpositive = [k for k, log in zip(fit.law.param_names, fit.law.log_scale) if not log and numbers[k] <= 0]
+    if nonpositive:
+        numbers["note"] = (f"fitted {' and '.join(nonpositive)} <= 0: the loss does not fall along that input, so "
+                           "the law has no compute-optimal allocation and what needs one is undefined")
     boot = None
     if args.bootstrap:
         boot = bootstrap(fit, args.bootstrap, seed=args.seed)
-        numbers.update(se=boot.se(), ci95=boot.ci95(), bootstrap_resamples=args.bootstrap,
-                       bootstrap_converged=int(boot.converged.sum()), bootstrap_seconds=boot.seconds,
-                       seed=args.seed)
+        numbers.update(se=boot.se(), ci95=boot.ci95(), undefined=boot.undefined(),
+                       bootstrap_resamples=args.bootstrap, bootstrap_converged=int(boot.converged.sum()),
+                       bootstrap_seconds=boot.seconds, seed=args.seed)
     if fit.law.inputs == ("N", "D"):
         budgets = args.compute or [float(table.c.max())]
         draws = None if boot is None else type(boot.params)(*(v[boot.converged] for v in boot.params))
@@ -226,7 +231,9 @@ def _allocation_method(args: argparse.Namespace, table) -> dict:
 def _fmt(value) -> str:
     if isinstance(value, (list, tuple)) or hasattr(value, "shape"):
         return "  ".join(_fmt(float(v)) for v in value)
-    return f"{value:.7g}" if isinstance(value, float) else str(value)
+    if isinstance(value, float):
+        return "undefined" if math.isnan(value) else f"{value:.7g}"
+    return str(value)
 
 
 def _value_text(value, numbers: dict) -> str:
@@ -240,14 +247,17 @@ def _value_text(value, numbers: dict) -> str:
 
 
 def _print(numbers: dict) -> None:
-    se, ci = numbers.get("se", {}), numbers.get("ci95", {})
+    se, ci, undefined = numbers.get("se", {}), numbers.get("ci95", {}), numbers.get("undefined", {})
     print(f"jaxscale fit: {numbers.get('law', '')} {numbers['method']}")
     for key, value in numbers.items():
-        if isinstance(value, dict) or key in ("law", "method", "files", "slices"):
+        if isinstance(value, dict) or key in ("law", "method", "files", "slices", "note"):
             continue
-        extra = f"   se {se[key]:.4g}" if key in se else ""
-        extra += f"   95% [{ci[key][0]:.6g}, {ci[key][1]:.6g}]" if key in ci else ""
+        extra = f"   se {se[key]:.4g}" if key in se and not math.isnan(se[key]) else ""
+        extra += f"   95% [{ci[key][0]:.6g}, {ci[key][1]:.6g}]" if key in ci and not math.isnan(ci[key][0]) else ""
+        extra += f"   undefined in {undefined[key]:.0%} of resamples" if key in undefined else ""
         print(f"  {key:<22} {_value_text(value, numbers)}{extra}")
+    if "note" in numbers:
+        print(f"  note: {numbers['note']}")
     for section in ("allocation", "likelihood", "holdout"):
         for key, value in numbers.get(section, {}).items():
             print(f"  {section + '.' + key:<34} {value if isinstance(value, dict) else _fmt(value)}")

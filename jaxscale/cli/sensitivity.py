@@ -100,12 +100,15 @@ def run(args: argparse.Namespace) -> int:
 
         numbers = {"source": f"preset {args.preset}", **study.preset_study(chinchilla.preset(args.preset), settings)}
     else:
+        from jaxscale.allocation import check_nd
         from jaxscale.fit.approach3 import fit_approach3
 
+        law = chosen_law(args)
+        check_nd(law)  # the study's quantities need a law of N and D: say so before fitting
         table = load_table(args)
         if args.table_embedding:
             settings = dataclasses.replace(settings, embedding=_table_embedding(table))
-        fit = fit_approach3(table, law=chosen_law(args))
+        fit = fit_approach3(table, law=law)
         numbers = {"source": str(args.runs), "drop_highest": args.drop_highest, **study.fit_study(fit, settings)}
     if args.out is not None:
         numbers["files"] = _write_figures(numbers, args.out)

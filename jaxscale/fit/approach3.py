@@ -36,6 +36,7 @@ from jax.typing import ArrayLike
 
 from jaxscale.fit import lbfgs
 from jaxscale.fit.centring import centre, centred_fn, centres, uncentre
+from jaxscale.fit.design import check_runs
 from jaxscale.fit.objective import DELTA, FitData, fit_data, huber_fn
 from jaxscale.laws.law import Law
 from jaxscale.laws.registry import law_by_name
@@ -133,12 +134,6 @@ def screened(objective: Callable, starts: np.ndarray, data: FitData, keep: int |
     return starts[order[:keep]]
 
 
-def check_size(law: Law, runs: RunsTable) -> None:
-    """A law cannot be fitted to fewer runs than it has parameters."""
-    if len(runs) < law.n_params:
-        raise ValueError(f"{len(runs)} runs but the {law.name} law has {law.n_params} parameters")
-
-
 @float64
 def fit_approach3(
     runs: RunsTable,
@@ -166,7 +161,7 @@ def fit_approach3(
         raise ValueError(f"delta must be > 0, got {delta}")
     if screen is not None and screen < 1:
         raise ValueError(f"screen must be >= 1 or None, got {screen}")
-    check_size(law, runs)
+    check_runs(law, runs)
     starts = np.asarray(law.init_grid() if grid is None else grid, dtype=np.float64)
     if starts.ndim != 2 or starts.shape[1] != law.n_params or not np.isfinite(starts).all():
         raise ValueError(

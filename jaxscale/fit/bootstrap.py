@@ -21,7 +21,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from jaxscale.allocation import derived_draws
+from jaxscale.allocation import derived_draws, interval95
 from jaxscale.fit import lbfgs
 from jaxscale.fit.approach3 import FitResult, floats
 from jaxscale.fit.centring import centre, centred_fn, centres, uncentre
@@ -70,22 +70,37 @@ class BootstrapResult:
         return {k: v[self.converged] for k, v in self.draws.items()}
 
     def se(self) -> dict[str, float]:
-        """Bootstrap standard error of each quantity (sample std, ddof 1)."""
-        return {k: float(np.std(v, ddof=1)) for k, v in self._ok().items()}
+        """Bootstrap standard error of each quantity (sample std, ddof 1) over the resamples
+        where it is defined (NaN: undefined in fewer than two; inf if a draw is infinite)."""
+        return {k: _std(v[~np.isnan(v)]) for k, v in self._ok().items()}
 
     def cov(self) -> np.ndarray:
         """Covariance matrix of the quantities, in the order of :attr:`names`."""
         return np.cov(np.stack(list(self._ok().values())))
 
     def ci95(self) -> dict[str, tuple[float, float]]:
-        """95% percentile intervals [2.5%, 97.5%]."""
-        return {k: (float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5)))
-                for k, v in self._ok().items()}
+        """95% percentile intervals [2.5%, 97.5%] over the resamples where each quantity is
+        defined (:func:`jaxscale.allocation.interval95`)."""
+        return {k: tuple(float(b) for b in interval95(v)) for k, v in self._ok().items()}
+
+    def undefined(self) -> dict[str, float]:
+        """The fraction of converged resamples in which a quantity is undefined (NaN: e.g.
+        Chinchilla's a, b and G where a refit's exponent is <= 0), for those where any is."""
+        fractions = {k: float(np.mean(np.isnan(v))) for k, v in self._ok().items()}
+        return {k: f for k, f in fractions.items() if f > 0}
 
     def table(self) -> dict[str, np.ndarray]:
         """Columns for a CSV of the draws (one row per resample)."""
         return {"resample": np.arange(len(self.objective)), **self.draws,
                 "objective": self.objective, "converged": self.converged}
+
+
+def _std(values: np.ndarray) -> float:
+    if values.size < 2:
+        return float("nan")
+    if np.isinf(values).any():
+        return float("inf")
+    return float(np.std(values, ddof=1))
 
 
 def resample_counts(n_points: int, n_resamples: int, seed: int) -> np.ndarray:

@@ -21,7 +21,8 @@ from jax.typing import ArrayLike
 from scipy.stats import chi2
 
 from jaxscale.fit import lbfgs
-from jaxscale.fit.approach3 import check_size, floats
+from jaxscale.fit.approach3 import floats
+from jaxscale.fit.design import check_runs
 from jaxscale.fit.objective import DELTA, FitData, fit_data, nll_fn, residuals
 from jaxscale.laws import chinchilla
 from jaxscale.laws.law import Law
@@ -73,7 +74,7 @@ def fit_likelihood(
     start :func:`_sigma_start`; the best of the k converged fits is returned.
     """
     law = law_by_name(law)
-    check_size(law, runs)
+    check_runs(law, runs)
     data = _data(law, runs)
     if starts is None:
         starts = law.to_vector(chinchilla.CHINCHILLA)[None] if law is chinchilla.LAW else law.init_grid()

@@ -103,7 +103,10 @@ class Law(Generic[P]):
     maps params to named closed-form derived quantities; ``inputs`` names x1, x2 and any
     further inputs, which are held fixed (:meth:`given`) rather than read from runs;
     ``positive`` says whether the loss is positive at every positive input (False for a law
-    with a subtracted term, whose ``log_loss`` is NaN where its loss would be <= 0).
+    with a subtracted term, whose ``log_loss`` is NaN where its loss would be <= 0);
+    ``needs_independent_inputs`` whether fits need runs whose x1 and x2 do not lie on one line
+    in log space (:mod:`jaxscale.fit.design`): True when each input carries a free exponent,
+    False for a law that one line of runs determines.
     """
 
     name: str
@@ -118,6 +121,7 @@ class Law(Generic[P]):
     centred: tuple[tuple[str, str, int], ...] = ()
     closed_forms: Callable[[P], Mapping[str, Any]] | None = None
     positive: bool = True
+    needs_independent_inputs: bool = True
 
     def __post_init__(self) -> None:
         if len(self.log_scale) != len(self.params_type._fields):
@@ -160,7 +164,8 @@ class Law(Generic[P]):
         """The parameters of vector(s) ``(..., p)`` (inverse of :meth:`to_vector`)."""
         xp = array_module(vector)
         v = xp.asarray(vector)
-        return self.params_type(*(xp.exp(v[..., i]) if log else v[..., i] for i, log in enumerate(self.log_scale)))
+        with np.errstate(over="ignore"):  # a scale beyond float64 (a refit's log B > 709) is inf
+            return self.params_type(*(xp.exp(v[..., i]) if log else v[..., i] for i, log in enumerate(self.log_scale)))
 
     def derived(self, params: P) -> dict[str, Any]:
         """The law's closed-form derived quantities at ``params`` (empty if it has none)."""

@@ -79,4 +79,5 @@ LAW: Law[LRAnnealingParams] = Law(
     citation="Tissue, Wang & Wang (2024), Scaling Law with Learning Rate Annealing, Eq. 1",
     inputs=(rs.FORWARD_AREA, rs.ANNEALING_AREA),
     positive=False,
+    needs_independent_inputs=False,  # C S2 has no exponent to trade with S1's: one line of runs determines it
 )
