@@ -130,3 +130,13 @@ def test_bootstrap_summaries_count_undefined_resamples():
     assert boot.se()["a"] == pytest.approx(np.std(a, ddof=1))
     assert boot.ci95()["a"] == pytest.approx(tuple(np.percentile(a, [2.5, 97.5])))
     assert boot.se()["beta"] == pytest.approx(np.std(beta, ddof=1))
+
+
+def test_bayesian_start_moves_a_negative_exponent_into_the_prior_support():
+    from jaxscale.inference.refit import MIN_START_EXPONENT, approach3_start
+
+    runs = from_arrays(*rising_with_d())
+    start, sigma = approach3_start(ch.LAW, runs)
+    fit = fit_approach3(runs)
+    assert fit.params.beta < 0 and start.beta == MIN_START_EXPONENT
+    assert start.alpha == fit.params.alpha and start.A == fit.params.A and sigma > 0

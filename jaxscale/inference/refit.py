@@ -60,12 +60,20 @@ class BayesFit:
         return self.params, self.draws["sigma"]
 
 
+#: Exponents are positive a priori (:mod:`jaxscale.inference.models`); an Approach-3 optimum
+#: with an exponent <= 0 (a loss that does not fall along that input), outside the prior's
+#: support, starts the chains at this exponent instead (else they never leave their start).
+MIN_START_EXPONENT = 1e-3
+
+
 def approach3_start(law: Law, runs: RunsTable) -> tuple[NamedTuple, float]:
-    """The Approach-3 optimum as law parameters, and a robust scale of its log residuals
-    (1.4826 x median absolute residual) as the starting sigma."""
+    """The Approach-3 optimum as law parameters (exponents at least :data:`MIN_START_EXPONENT`),
+    and a robust scale of its log residuals (1.4826 x median absolute residual) as the starting
+    sigma."""
     fit = fit_approach3(runs, law=law)
     r = np.log(runs.loss) - np.log(fit.predict(*runs.law_inputs(law.inputs)))
-    return fit.params, float(max(1.4826 * np.median(np.abs(r - np.median(r))), 1e-4))
+    start = type(fit.params)(*(v if log else max(v, MIN_START_EXPONENT) for v, log in zip(fit.params, law.log_scale)))
+    return start, float(max(1.4826 * np.median(np.abs(r - np.median(r))), 1e-4))
 
 
 def parameter_draws(law: Law, draws: Mapping[str, np.ndarray],
