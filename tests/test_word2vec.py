@@ -302,6 +302,19 @@ def test_resume_gives_the_same_vectors(corpus, tmp_path, examples):
     np.testing.assert_array_equal(resumed.vectors, full.vectors)
 
 
+def test_a_finished_run_resumed_trains_no_word(corpus, tmp_path):
+    """Re-running a finished job replays every chunk and trains none: 0 words in that call, even
+    where subsampling dropped the corpus's last words (the tail after the last chunk)."""
+    vocab, ids = corpus
+    frequent = int(np.bincount(ids).argmax())
+    ids = np.concatenate([ids, np.full(200, frequent, ids.dtype)])  # a tail that sampling thins out
+    config = dataclasses.replace(TINY, sample=1e-4)
+    first = train_word2vec(ids, vocab, config, checkpoint_dir=tmp_path, progress=False)
+    again = train_word2vec(ids, vocab, config, checkpoint_dir=tmp_path, progress=False)
+    assert first.words == 2 * len(ids) and again.completed and (again.words, again.examples) == (0, 0)
+    np.testing.assert_array_equal(again.vectors, first.vectors)
+
+
 def test_analogy_on_hand_made_embedding(tmp_path):
     """Base words on their own axes; each relation is an offset along a relation axis."""
     bases = ["man", "king", "paris", "rome", "walk", "swim"]
@@ -526,6 +539,32 @@ def test_neg_row_cap_scales_only_heavily_used_rows(model):
         np.testing.assert_allclose(getattr(uncapped, table), getattr(free, table), atol=1e-7)
     with pytest.raises(ValueError, match="neg_row_cap must be > 0"):
         dataclasses.replace(base, neg_row_cap=0.0)
+
+
+def test_no_compile_thread_outlives_a_run_that_trains_no_chunk(monkeypatch):
+    """A corpus that subsampling empties trains no chunk: the step compiled ahead on its thread
+    must still be waited for, or the interpreter can abort at exit while XLA compiles
+    ("terminate called ...", status 134: seen from the CLI on a loaded machine). The compile is
+    made to take a second here, so that the check does not depend on the machine's speed."""
+    import threading
+    import time
+
+    import jaxscale.train.word2vec as w2v
+
+    class SlowToLower:
+        def __init__(self, train_chunk):
+            self.train_chunk = train_chunk
+
+        def lower(self, *args):
+            time.sleep(1.0)
+            return self.train_chunk.lower(*args)
+
+    compile_ahead = w2v.compile_ahead
+    monkeypatch.setattr(w2v, "compile_ahead", lambda f, params, batches: compile_ahead(SlowToLower(f), params, batches))
+    vocab, ids = prepare_corpus("the cat sat on the mat".split(), min_count=1)
+    result = train_word2vec(ids, vocab, dataclasses.replace(TINY, sample=1e-3), progress=False)
+    assert result.completed and result.examples == 0
+    assert not [t for t in threading.enumerate() if t.name == w2v.COMPILE_THREAD and t.is_alive()]
 
 
 def test_cli_killed_run_resumes_to_the_same_vectors(tmp_path):

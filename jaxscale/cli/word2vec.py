@@ -91,12 +91,15 @@ def run_train(args: argparse.Namespace) -> int:
     )
     if args.json:
         print_json(summary)
-    else:
+        return 0
+    if summary["words_trained"]:
         print(
             f"trained {summary['model']}/{summary['loss']} d={summary['dim']} on {summary['words']:,} words "
             f"(vocabulary {summary['vocab_size']:,}) at {summary['words_per_second']:,.0f} words/s"
         )
-        print(f"vectors: {summary['vectors']}")
+    else:
+        print(f"nothing left to train: {args.out / 'checkpoints'} holds this run, finished; vectors written from it")
+    print(f"vectors: {summary['vectors']}")
     return 0
 
 

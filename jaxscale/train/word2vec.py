@@ -332,6 +332,10 @@ def example_builder(ids: np.ndarray, keep: np.ndarray, cumulative_noise: np.ndar
     return HostExamples(ids, keep, cumulative_noise, config, devices, paths)
 
 
+#: The name of :func:`compile_ahead`'s thread.
+COMPILE_THREAD = "jaxscale-word2vec-compile-ahead"
+
+
 def compile_ahead(train_chunk, params: Word2VecParams, batches: Batch | None) -> threading.Thread | None:
     """Compile the one-device SGD scan (:func:`make_train_chunk`) for ``batches``' shapes on a
     second thread, so that XLA compiles while the host subsamples the corpus and builds the first
@@ -340,7 +344,8 @@ def compile_ahead(train_chunk, params: Word2VecParams, batches: Batch | None) ->
     if batches is None:
         return None
     shapes = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), params)
-    thread = threading.Thread(target=lambda: train_chunk.lower(shapes, batches).compile(), daemon=True)
+    thread = threading.Thread(target=lambda: train_chunk.lower(shapes, batches).compile(), name=COMPILE_THREAD,
+                              daemon=True)
     thread.start()
     return thread
 
@@ -426,9 +431,14 @@ def train_word2vec(
                 break
         if not completed:
             break
+    trained_here = pending is not None
     if pending is not None:
         nll, examples, words_seen = _account(bar, pending, nll, examples, words_seen)
+    if compiling is not None:  # no chunk was trained (none left, or none kept): never exit while it compiles
+        compiling.join()
     if completed:
+        if done and not trained_here:  # an earlier call trained every chunk, the last with the corpus's tail
+            words_start = total_words
         bar.update(total_words - words_seen)
         words_seen = total_words
     jax.block_until_ready(params)
@@ -510,6 +520,7 @@ def train_from_file(
         **{k: getattr(config, k) for k in ("model", "loss", "dim", "window", "negative", "sample", "epochs")},
         "vocab_size": len(vocab),
         "words": len(ids),
+        "words_trained": result.words,  # in this call: 0 when it resumed a finished run
         "words_per_second": result.words_per_second,
         "seconds": result.seconds,
         "mean_nll": result.mean_nll,
