@@ -79,6 +79,12 @@ def rising_with_d():
     return n, d, (1.7 + 400 * n ** -0.34) * (d / 1e10) ** 0.01
 
 
+def rising_csv(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text("N,D,loss\n" + "".join(f"{a:.17g},{b:.17g},{c:.17g}\n" for a, b, c in zip(*rising_with_d())))
+    return path
+
+
 def test_a_negative_exponent_leaves_the_allocation_undefined():
     fit = fit_approach3(from_arrays(*rising_with_d()), grid=GRID)
     assert fit.params.beta < 0
@@ -91,8 +97,7 @@ def test_a_negative_exponent_leaves_the_allocation_undefined():
 
 
 def test_cli_prints_undefined_and_says_why(tmp_path, capsys):
-    path = tmp_path / "runs.csv"
-    path.write_text("N,D,loss\n" + "".join(f"{a:.17g},{b:.17g},{c:.17g}\n" for a, b, c in zip(*rising_with_d())))
+    path = rising_csv(tmp_path)
     code = main(["fit", str(path), "--no-figures", "--bootstrap", "50", "--json"])
     out, err = capsys.readouterr()
     assert code == 0, err
@@ -140,3 +145,10 @@ def test_bayesian_start_moves_a_negative_exponent_into_the_prior_support():
     fit = fit_approach3(runs)
     assert fit.params.beta < 0 and start.beta == MIN_START_EXPONENT
     assert start.alpha == fit.params.alpha and start.A == fit.params.A and sigma > 0
+
+
+def test_sensitivity_refuses_a_fit_without_an_optimum(tmp_path, capsys):
+    path = rising_csv(tmp_path)
+    code = main(["sensitivity", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and "beta = -" in err and "do not exist" in err

@@ -154,7 +154,7 @@ def _approach3(args: argparse.Namespace, table) -> dict:
     fit = fit_approach3(table, **common)
     numbers = {"law": fit.law.name, "method": "approach3", **fit.summary(),
                "n_starts": fit.n_starts, "n_converged": fit.n_converged, "fit_seconds": fit.seconds}
-    nonpositive = [k for k, log in zip(fit.law.param_names, fit.law.log_scale) if not log and numbers[k] <= 0]
+    nonpositive = fit.nonpositive_exponents()
     if nonpositive:
         numbers["note"] = (f"fitted {' and '.join(nonpositive)} <= 0: the loss does not fall along that input, so "
                            "the law has no compute-optimal allocation and what needs one is undefined")

@@ -87,6 +87,12 @@ class FitResult:
     def n_points(self) -> int:
         return len(self.runs)
 
+    def nonpositive_exponents(self) -> dict[str, float]:
+        """The law's exponents that the fit put at or below 0 (a loss that does not fall along
+        that input: no compute-optimal allocation exists), by name."""
+        return {k: float(v) for k, v, log in zip(self.law.param_names, self.params, self.law.log_scale)
+                if not log and v <= 0}
+
     @property
     def inputs(self) -> tuple[np.ndarray, ...]:
         """The law's inputs of every run fitted, e.g. (N, D)."""

@@ -132,6 +132,11 @@ def fit_study(fit: FitResult, settings: StudySettings = StudySettings()) -> dict
     """All three sections for an Approach-3 fit, the covariance from ``settings.n_bootstrap``
     bootstrap refits (none when 0). The quantities are evaluated once, vmapped over the
     jackknife refits, the all-runs refit and the bootstrap refits together."""
+    nonpositive = fit.nonpositive_exponents()
+    if nonpositive:
+        raise ValueError(f"the fitted {', '.join(f'{k} = {v:.4g}' for k, v in nonpositive.items())} is <= 0: the loss "
+                         "does not fall along that input, so the optimum and exponents this study differentiates "
+                         "do not exist (`jaxscale fit` prints the fit)")
     quantities = study_quantities(fit.law, settings)
     names = list(quantities)
     out: dict[str, Any] = {"law": fit.law.name, "params": fit.params._asdict(), "n_points": fit.n_points}
