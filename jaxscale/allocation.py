@@ -79,7 +79,9 @@ def derived_draws(law: Law, draws: NamedTuple) -> dict[str, np.ndarray]:
 
 
 def _allocation(law: Law, params: NamedTuple, c: jnp.ndarray) -> OptimalAllocation:
-    n = optimal.optimal_n(law, params, c)
+    exponents = [v for v, log in zip(params, law.log_scale) if not log]  # positive by the law's definition
+    defined = jnp.all(jnp.stack([jnp.asarray(v) > 0 for v in exponents])) if exponents else True
+    n = jnp.where(defined, optimal.optimal_n(law, params, c), jnp.nan)
     d = c / (6.0 * n)
     return OptimalAllocation(c=c, n=n, d=d, loss=law.loss(n, d, params))
 
@@ -92,7 +94,9 @@ def _allocation_map(law: Law, draws: NamedTuple, c: jnp.ndarray) -> OptimalAlloc
 @float64
 def optimal_allocation(law: Law, params: NamedTuple, c: ArrayLike) -> OptimalAllocation:
     """N*(C), D*(C) and L(N*, D*) at budgets ``c`` (FLOP): shape [C] for one parameter set,
-    [S, C] when the fields of ``params`` are [S] arrays of draws."""
+    [S, C] when the fields of ``params`` are [S] arrays of draws. NaN for a parameter set with
+    an exponent <= 0 (outside the law's definition: exponents are positive) or whose loss along
+    the budget has no minimum (:func:`jaxscale.optimal.optimal_log_n`)."""
     check_nd(law)
     check_positive("c", c)
     c = jnp.atleast_1d(jnp.asarray(c, jnp.float64))
@@ -126,7 +130,7 @@ def _log_n_given_unique(law: Law, params: NamedTuple, log_c: jnp.ndarray, log_u:
 @partial(jax.jit, static_argnums=0)
 def _repeated_data_allocation(law: Law, params: NamedTuple, c: jnp.ndarray, u: jnp.ndarray) -> tuple:
     log_c, log_u = jnp.log(c), jnp.log(u)
-    n = jnp.exp(_log_n_given_unique(law, params, log_c, log_u))
+    n = jnp.exp(optimal.stationary_log_n(law.given(U_D=u), params, log_c))  # on a flat floor: a point of it
     d = c / (6.0 * n)
     n_exponent = optimal.local_exponent(law.given(U_D=u), params, c)
     n_unique_exponent = jax.jacfwd(lambda v: _log_n_given_unique(law, params, log_c, v))(log_u)

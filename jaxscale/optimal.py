@@ -11,7 +11,8 @@ This module never uses a closed form:
 
 - :func:`optimal_log_n` solves F(x, y) = 0 for x at given y (safeguarded Newton, see
   :func:`_newton_bisect`), wrapped in :func:`jax.lax.custom_root` so derivatives come from the
-  implicit function theorem: dx*/dy = -F_y / F_x, and dx*/dθ likewise.
+  implicit function theorem: dx*/dy = -F_y / F_x, and dx*/dθ likewise; NaN where that root is
+  not a minimum (:func:`stationary_log_n` is the root itself).
 - :func:`optimal_log_compute` solves the same F(x, y) = 0 for y at given x: the budget at which a
   model of size N is compute-optimal (Pearce & Song Eq. 16 is its closed form for Eq. 15).
 - :func:`local_exponent` is d log N*/d log C at a budget C, and :func:`local_exponent_at_n` the same
@@ -111,17 +112,19 @@ def _scalar_tangent_solve(g: Callable[[jnp.ndarray], jnp.ndarray], y: jnp.ndarra
     return y / g(jnp.ones_like(y))
 
 
-def optimal_log_n(law: Law, params: Any, log_c: ArrayLike, *, log_n_guess: ArrayLike | None = None,
-                  xtol: float = 1e-14) -> jnp.ndarray:
-    """log N*(C): the root in x of F(x, log C) with N and D = C/(6N) both in [e^LOG_MIN, e^LOG_MAX].
-    Differentiable by implicit differentiation in ``log_c`` and in ``params``. ``log_n_guess``
-    only speeds convergence (default N = D); the bracket guarantees it. NaN where the loss along
-    the budget has no minimum: F keeps one sign over the bracket, so the solve ends at its edge
-    (e.g. a fitted beta <= 0, a loss that does not fall with D), or the loss is not finite there
-    (e.g. a scale that overflowed to inf)."""
+def log_n_bracket(log_c: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
+    """The x = log N that keep N and D = C/(6N) both in [e^LOG_MIN, e^LOG_MAX]."""
+    return jnp.maximum(LOG_MIN, log_c - LOG6 - LOG_MAX), jnp.minimum(LOG_MAX, log_c - LOG6 - LOG_MIN)
+
+
+def stationary_log_n(law: Law, params: Any, log_c: ArrayLike, *, log_n_guess: ArrayLike | None = None,
+                     xtol: float = 1e-14) -> jnp.ndarray:
+    """The root in x of F(x, log C) on :func:`log_n_bracket` (its edge where F keeps one sign),
+    whether or not it is a minimum: :func:`optimal_log_n` says which. Differentiable by implicit
+    differentiation in ``log_c`` and in ``params``. ``log_n_guess`` only speeds convergence
+    (default N = D); the bracket guarantees it."""
     log_c = jnp.asarray(log_c)
-    lo = jnp.maximum(LOG_MIN, log_c - LOG6 - LOG_MAX)
-    hi = jnp.minimum(LOG_MAX, log_c - LOG6 - LOG_MIN)
+    lo, hi = log_n_bracket(log_c)
     guess = 0.5 * (log_c - LOG6) if log_n_guess is None else jnp.asarray(log_n_guess, log_c.dtype)
 
     def residual(x):
@@ -130,10 +133,24 @@ def optimal_log_n(law: Law, params: Any, log_c: ArrayLike, *, log_n_guess: Array
     def solve(f, x0):
         return _newton_bisect(f, jax.lax.stop_gradient(lo), jax.lax.stop_gradient(hi), x0, xtol)
 
-    x = jax.lax.custom_root(residual, guess, solve, _scalar_tangent_solve)
-    edge = EDGE * (1.0 + jnp.abs(x))
-    inside = (x - lo > edge) & (hi - x > edge) & jnp.isfinite(loss_along_budget(law, params, x, log_c))
-    return jnp.where(inside, x, jnp.nan)
+    return jax.lax.custom_root(residual, guess, solve, _scalar_tangent_solve)
+
+
+def optimal_log_n(law: Law, params: Any, log_c: ArrayLike, **solve: Any) -> jnp.ndarray:
+    """log N*(C): the stationary point of the loss along the budget (:func:`stationary_log_n`,
+    which takes ``solve``'s options), differentiable in ``log_c`` and ``params``. NaN where the
+    loss along the budget has no minimum there: F keeps one sign over the bracket, so the solve
+    ends at its edge (e.g. a fitted beta <= 0, a loss that does not fall with D), F is flat or
+    falls through 0 (a maximum), or the loss is not finite (e.g. a scale that overflowed to inf)."""
+    log_c = jnp.asarray(log_c)
+    x = stationary_log_n(law, params, log_c, **solve)
+    lo, hi = log_n_bracket(log_c)
+    at = jax.lax.stop_gradient(x)
+    _, curvature = jax.jvp(lambda v: stationarity(law, params, v, log_c), (at,), (jnp.ones_like(at),))
+    edge = EDGE * (1.0 + jnp.abs(at))
+    minimum = ((at - lo > edge) & (hi - at > edge) & (curvature > 0)
+               & jnp.isfinite(loss_along_budget(law, params, at, log_c)))
+    return jnp.where(minimum, x, jnp.nan)
 
 
 def optimal_log_compute(law: Law, params: Any, log_n: ArrayLike, *,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -152,3 +153,27 @@ def test_sensitivity_refuses_a_fit_without_an_optimum(tmp_path, capsys):
     code = main(["sensitivity", str(path)])
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and "beta = -" in err and "do not exist" in err
+
+
+def test_a_stationary_point_that_is_a_maximum_is_no_optimum():
+    from jaxscale.optimal import optimal_log_n, stationary_log_n
+
+    def hump(n, d, params):  # the loss along any budget peaks at N = e^20
+        return 5.0 - 0.01 * (jnp.log(n) - 20.0) ** 2
+
+    with jax.enable_x64(True):
+        log_c = jnp.log(jnp.asarray([1e20, 1e22]))
+        assert np.allclose(stationary_log_n(hump, None, log_c), 20.0)
+        assert np.isnan(optimal_log_n(hump, None, log_c)).all()
+
+
+def test_an_exponent_at_or_below_zero_has_no_allocation_whatever_the_solver_finds():
+    """With both exponents < 0 the loss grows with N and with D, and along a budget it still has a
+    minimum; the law is outside its definition (exponents are positive) and has no allocation."""
+    from jaxscale.optimal import optimal_log_n
+
+    upside_down = ch.EPOCH._replace(alpha=-0.3, beta=-0.3)
+    with jax.enable_x64(True):
+        assert np.isfinite(optimal_log_n(ch.LAW, upside_down, jnp.log(1e22)))
+    assert np.isnan(optimal_allocation(ch.LAW, upside_down, [1e22]).n).all()
+    assert np.isfinite(optimal_allocation(ch.LAW, ch.EPOCH, [1e22]).n).all()
