@@ -10,8 +10,10 @@ import json
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pandas as pd
 import pytest
 
+from jaxscale import runs_schema as rs
 from jaxscale.allocation import interval95, optimal_allocation
 from jaxscale.cli import main
 from jaxscale.fit.approach3 import fit_approach3
@@ -19,7 +21,7 @@ from jaxscale.fit.bootstrap import BootstrapResult
 from jaxscale.fit.design import ROUNDING_SPREAD, check_runs, spread_across_line
 from jaxscale.laws import chinchilla as ch
 from jaxscale.laws import lr_annealing
-from jaxscale.runs import from_arrays
+from jaxscale.runs import from_arrays, load_runs
 
 GRID = ch.LAW.init_grid()[::45]
 
@@ -59,8 +61,12 @@ def test_runs_at_three_ratios_are_fitted():
 
 
 def test_a_law_without_an_exponent_on_its_second_input_is_not_held_to_the_rule():
-    assert not lr_annealing.LAW.needs_independent_inputs
-    assert ch.LAW.needs_independent_inputs
+    n = np.geomspace(1e8, 1e10, 8)
+    runs = load_runs(pd.DataFrame({rs.N_TOTAL: n, rs.TOKENS: 20 * n, rs.LOSS: 3.0 - 0.1 * np.arange(8),
+                                   rs.FORWARD_AREA: n / 1e6, rs.ANNEALING_AREA: n / 1e7}))  # both pairs on a line
+    check_runs(lr_annealing.LAW, runs)  # C S2: one line of runs determines it
+    with pytest.raises(ValueError, match="one line"):
+        check_runs(ch.LAW, runs)
 
 
 def test_cli_refuses_a_one_line_table_with_exit_2(tmp_path, capsys):
