@@ -144,7 +144,8 @@ def test_approach1_frontier_of_too_few_sizes_prints_null_and_warns(tmp_path, cap
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["a"] is None and result["b"] is None and result["n_sizes"] == 1 and "ci95" not in result
-    assert "frontier holds 1 size" in proc.stderr and "UserWarning" in proc.stderr
+    assert "jaxscale fit: warning: Approach 1 on the total basis: exponent undefined (frontier holds 1 size)" in (
+        proc.stderr) and ".py:" not in proc.stderr  # one line, without the source file and line
     assert (tmp_path / "o" / "approach1.png").is_file()
     with pytest.warns(UserWarning, match="frontier holds 1 size"):
         code, out, _ = run_cli(capsys, path, "--method", "approach1", "--no-figures")

@@ -4,7 +4,8 @@ No science lives here. Each command is one small module of this package exposing
 ``register(subparsers)``; it adds its parser and sets ``run=`` to a function of the parsed
 arguments returning an exit status (and, optionally, ``prepare=``, run first, before JAX starts
 its backend). Bad input (``ValueError``, missing files) is reported as
-one line on stderr with exit status 2, never a traceback.
+one line on stderr with exit status 2, never a traceback; warnings as one line each,
+``jaxscale COMMAND: warning: MESSAGE``, without the source file and line.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 
 from jaxscale.compilation_cache import enable_compilation_cache
 
@@ -40,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(args, "prepare"):  # settings a command needs before JAX starts its backend
         args.prepare(args)
     enable_compilation_cache()
+    formatwarning = warnings.formatwarning
+    warnings.formatwarning = lambda message, *_, **__: f"jaxscale {args.command}: warning: {message}\n"
     try:
         return int(args.run(args) or 0)
     except (ValueError, FileNotFoundError, NotADirectoryError, IsADirectoryError) as err:
@@ -49,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"jaxscale {args.command}: interrupted", file=sys.stderr)
         return 130
+    finally:
+        warnings.formatwarning = formatwarning
 
 
 if __name__ == "__main__":
