@@ -1,19 +1,20 @@
 """Whether a table of runs can determine a law's parameters: enough runs, and runs that tell the
 law's two inputs apart.
 
-Chinchilla's law, L = E + A N^(-alpha) + B D^(-beta) (Hoffmann et al. 2022, Eq. 2), splits the
-loss between model size and data with a free exponent for each. Runs that all lie on one line in
-(log N, log D), D = c N^k (one tokens-per-parameter ratio when k = 1), show the law only along
-that line, where it reads
+A law of model size and data, such as Chinchilla's L = E + A N^(-alpha) + B D^(-beta)
+(Hoffmann et al. 2022, Eq. 2), splits the loss between its two inputs with a free exponent for
+each. Runs that all lie on one line in (log N, log D), D = c N^k (one tokens-per-parameter ratio
+when k = 1), never show how the loss changes when D moves at fixed N, nor how it trades N for D
+at a fixed budget: that split, and with it the exponents, the scales and any compute-optimal
+allocation, would come from the law's form alone, not from the runs. For Chinchilla's law not
+even the form decides it: along the line the law reads
 
     E + A N^(-alpha) + B c^(-beta) N^(-k beta),
 
 the same curve after (A, alpha) and (B c^(-beta), k beta) trade places, with beta' = alpha / k
-and B' = A c^(alpha / k). The data cannot say which term is N's and which is D's, so alpha,
-beta, A, B and the compute-optimal allocation are not determined by such runs: a fit returns
-whichever of the two optima (or a point between, once noise is added) its starts reach. The
-same holds for every law whose inputs each carry a free exponent (Kaplan's, the data-constrained
-law, the word2vec error law); :attr:`jaxscale.laws.law.Law.needs_independent_inputs` says which.
+and B' = A c^(alpha / k), so a fit returns whichever of the two optima (or a point between, once
+noise is added) its starts reach. :attr:`jaxscale.laws.law.Law.needs_independent_inputs` says
+which laws are held to this (all of N and D; not the annealing law of one run's schedule).
 
 The table's spread across its line is the RMS distance of its points from their principal
 axis in (log10 x1, log10 x2), in decades (:func:`spread_across_line`). A table whose spread
@@ -58,9 +59,9 @@ def check_runs(law: Law, runs: RunsTable) -> None:
     name1, name2 = law.inputs[:2]
     raise ValueError(
         f"the {len(x1)} runs lie on one line in (log {name1}, log {name2}): {_line(x1, x2, name1, name2)}, "
-        f"{spread:.3f} decades off it (RMS; up to {ROUNDING_SPREAD} counts as one line). Along one line the "
-        f"{law.name} law's {name1} and {name2} terms can trade places, so its exponents, its scales and any "
-        f"compute-optimal allocation are undetermined; add runs at other {name2}/{name1} ratios "
+        f"{spread:.3f} decades off it (RMS; up to {ROUNDING_SPREAD} counts as one line). They never vary "
+        f"{name2} at fixed {name1}, so the {law.name} law's split between the two, its exponents, its scales and "
+        f"any compute-optimal allocation are undetermined by them; add runs at other {name2}/{name1} ratios "
         "(e.g. an isoFLOP sweep)"
     )
 

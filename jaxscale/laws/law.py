@@ -105,8 +105,8 @@ class Law(Generic[P]):
     ``positive`` says whether the loss is positive at every positive input (False for a law
     with a subtracted term, whose ``log_loss`` is NaN where its loss would be <= 0);
     ``needs_independent_inputs`` whether fits need runs whose x1 and x2 do not lie on one line
-    in log space (:mod:`jaxscale.fit.design`): True when each input carries a free exponent,
-    False for a law that one line of runs determines.
+    in log space (:mod:`jaxscale.fit.design`): True for a law of model size and data, whose split
+    between the two such runs cannot determine; False for a law that one line of runs determines.
     """
 
     name: str
