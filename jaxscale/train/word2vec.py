@@ -432,7 +432,7 @@ def train_word2vec(
         if not completed:
             break
     trained_here = pending is not None
-    if pending is not None:
+    if trained_here:
         nll, examples, words_seen = _account(bar, pending, nll, examples, words_seen)
     if compiling is not None:  # no chunk was trained (none left, or none kept): never exit while it compiles
         compiling.join()
