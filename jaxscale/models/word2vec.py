@@ -383,8 +383,7 @@ def apply_updates(params: Word2VecParams, inputs, outputs) -> Word2VecParams:
     if rows.ndim == 1:
         w_in = add(params.w_in, rows, steps)
     else:
-        w_in = reduce(lambda table, k: add(table, rows[:, k], steps[:, k]), range(rows.shape[1]),
-                                params.w_in)
+        w_in = reduce(lambda table, k: add(table, rows[:, k], steps[:, k]), range(rows.shape[1]), params.w_in)
     return Word2VecParams(w_in, add(params.w_out, *outputs))
 
 
