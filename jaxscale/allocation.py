@@ -79,9 +79,7 @@ def derived_draws(law: Law, draws: NamedTuple) -> dict[str, np.ndarray]:
 
 
 def _allocation(law: Law, params: NamedTuple, c: jnp.ndarray) -> OptimalAllocation:
-    exponents = [v for v, log in zip(params, law.log_scale) if not log]  # positive by the law's definition
-    defined = jnp.all(jnp.stack([jnp.asarray(v) > 0 for v in exponents])) if exponents else True
-    n = jnp.where(defined, optimal.optimal_n(law, params, c), jnp.nan)
+    n = jnp.where(law.exponents_positive(params), optimal.optimal_n(law, params, c), jnp.nan)
     d = c / (6.0 * n)
     return OptimalAllocation(c=c, n=n, d=d, loss=law.loss(n, d, params))
 

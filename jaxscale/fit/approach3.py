@@ -88,8 +88,8 @@ class FitResult:
         return len(self.runs)
 
     def nonpositive_exponents(self) -> dict[str, float]:
-        """The law's exponents that the fit put at or below 0 (a loss that does not fall along
-        that input: no compute-optimal allocation exists), by name."""
+        """The law's exponents that the fit put at or below 0 (outside
+        :meth:`~jaxscale.laws.law.Law.exponents_positive`: no compute-optimal allocation), by name."""
         return {k: float(v) for k, v, log in zip(self.law.param_names, self.params, self.law.log_scale)
                 if not log and v <= 0}
 

@@ -119,13 +119,9 @@ def compute_optimal_d(c: ArrayLike, p: ChinchillaParams) -> jnp.ndarray:
 
 
 def closed_forms(p: ChinchillaParams) -> dict[str, jnp.ndarray]:
-    """a, b and G of Hoffmann et al. (2022) Eq. 4 (the allocation exponents and coefficient);
-    NaN where alpha or beta is <= 0, which a fit can reach: the loss then does not fall with N
-    or with D, and no compute-optimal allocation exists."""
-    defined = (jnp.asarray(p.alpha) > 0) & (jnp.asarray(p.beta) > 0)
-    p = p._replace(alpha=jnp.where(defined, p.alpha, 1.0), beta=jnp.where(defined, p.beta, 1.0))
+    """a, b and G of Hoffmann et al. (2022) Eq. 4 (the allocation exponents and coefficient)."""
     a, b = allocation_exponents(p)
-    return {k: jnp.where(defined, v, jnp.nan) for k, v in {"a": a, "b": b, "G": coefficient_g(p)}.items()}
+    return {"a": a, "b": b, "G": coefficient_g(p)}
 
 
 @dataclass(frozen=True)

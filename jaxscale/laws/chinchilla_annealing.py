@@ -58,10 +58,10 @@ def log_loss(p: ChinchillaAnnealingParams, log_n: ArrayLike, log_d: ArrayLike, l
 
 def closed_forms(p: ChinchillaAnnealingParams) -> dict[str, jnp.ndarray]:
     """Chinchilla's allocation exponents of the law's (A, B, E, alpha, beta): a = beta / (alpha +
-    beta), b = alpha / (alpha + beta) (Hoffmann et al. 2022, Eq. 4; NaN where undefined, as there)."""
+    beta), b = alpha / (alpha + beta) (Hoffmann et al. 2022, Eq. 4)."""
     E, A, B, _, alpha, beta = p
-    forms = chinchilla.closed_forms(chinchilla.ChinchillaParams(A, B, E, alpha, beta))
-    return {"a": forms["a"], "b": forms["b"]}
+    a, b = chinchilla.allocation_exponents(chinchilla.ChinchillaParams(A, B, E, alpha, beta))
+    return {"a": a, "b": b}
 
 
 @dataclass(frozen=True)

@@ -167,9 +167,21 @@ class Law(Generic[P]):
         with np.errstate(over="ignore"):  # a scale beyond float64 (a refit's log B > 709) is inf
             return self.params_type(*(xp.exp(v[..., i]) if log else v[..., i] for i, log in enumerate(self.log_scale)))
 
+    def exponents_positive(self, params: P) -> jnp.ndarray:
+        """Whether every exponent of ``params`` (the fields that are not log scales) is > 0, as the
+        law defines them; a fit can land outside, where the loss does not fall along an input and
+        no optimum or closed form holds. Elementwise over draws ([S] fields give [S])."""
+        exponents = [jnp.asarray(v) > 0 for v, log in zip(params, self.log_scale) if not log]
+        return jnp.all(jnp.stack(exponents), axis=0) if exponents else jnp.asarray(True)
+
     def derived(self, params: P) -> dict[str, Any]:
-        """The law's closed-form derived quantities at ``params`` (empty if it has none)."""
-        return {} if self.closed_forms is None else dict(self.closed_forms(params))
+        """The law's closed-form derived quantities at ``params`` (empty if it has none); NaN
+        where an exponent is <= 0 (:meth:`exponents_positive`), e.g. Chinchilla's a, b and G."""
+        if self.closed_forms is None:
+            return {}
+        defined = self.exponents_positive(params)
+        inside = self.params_type(*(v if log else jnp.where(defined, v, 1.0) for v, log in zip(params, self.log_scale)))
+        return {k: jnp.where(defined, v, jnp.nan) for k, v in self.closed_forms(inside).items()}
 
     def given(self, **fixed: ArrayLike) -> "Law":
         """This law with its inputs beyond (x1, x2) held fixed, by name (e.g. ``U_D=1e11``): a
