@@ -144,7 +144,7 @@ def test_missing_file_and_bad_options(tmp_path: Path, capsys) -> None:
     assert main(["bayes", str(tmp_path / "absent.csv")]) == 2
     assert "no such file" in capsys.readouterr().err
     assert main(["bayes", str(tmp_path / "absent.csv"), "--chains", "0"]) == 2
-    assert "--chains must be >= 1" in capsys.readouterr().err
+    assert "chains must be >= 1" in capsys.readouterr().err
 
 
 def test_derived_quantities_match_the_law_draw_by_draw() -> None:

@@ -81,13 +81,7 @@ def one_cpu_device_per_chain(args: argparse.Namespace) -> None:
 
 
 def _check_options(args: argparse.Namespace) -> None:
-    for name in ("chains", "samples"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name} must be >= 1, got {getattr(args, name)}")
-    if args.warmup < 0:
-        raise ValueError(f"--warmup must be >= 0, got {args.warmup}")
-    if not 0 < args.target_accept < 1:
-        raise ValueError(f"--target-accept must be in (0, 1), got {args.target_accept}")
+    _config(args)  # the sampler's own checks: chains, samples, warmup, target acceptance
     if args.gamma_uncertainty and args.table_embedding:
         raise ValueError("--gamma-uncertainty (Table A9 bootstrap) and --table-embedding exclude each other")
     if args.gamma_uncertainty and args.law != "chinchilla":
