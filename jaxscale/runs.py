@@ -294,6 +294,7 @@ def load_runs(
     run_by: Sequence[str] | None = None,
     where: Mapping[str, str] | None = None,
     min_rows: int = 5,
+    sizes_vary: bool = True,
 ) -> RunsTable:
     """Load and validate a runs table from a CSV path or a DataFrame.
 
@@ -303,16 +304,19 @@ def load_runs(
     "peak_lr", "total_steps", "sweep")``); checkpoints of a run are ordered by its ``step``
     column (or tokens). ``where`` keeps the rows whose column equals the given text (e.g.
     ``{"source": "ml_scalefit"}``). ``min_rows`` is the least number of rows accepted (default
-    5, the parameter count of the Chinchilla law). Raises ``ValueError`` (one line naming row
+    5, the parameter count of the Chinchilla law). ``sizes_vary`` (default) refuses a table
+    whose N, or whose D, is the same in every row: no law of N and D can be fitted to it; a
+    law of one run's curve (the annealing law, one fit per model size) passes False. Raises ``ValueError`` (one line naming row
     and column) for a binary file, NaN, inf, values <= 0, missing or non-numeric columns, an
-    empty table, fewer than ``min_rows`` rows, all-equal N or D and duplicate headers; warns
+    empty table, fewer than ``min_rows`` rows, all-equal N or D (see ``sizes_vary``) and duplicate headers; warns
     when losses look like another unit than nats per token.
     """
     frame, origin = _read(source)
     if len(frame) == 0:
         raise ValueError(f"{origin}: the table has a header but no rows")
     frame = _rows_where(frame, where or {}, origin)
-    return _validated(frame, origin, n_col, d_col, c_col, loss_col, n_nonembedding_col, run_by, min_rows)
+    return _validated(frame, origin, n_col, d_col, c_col, loss_col, n_nonembedding_col, run_by, min_rows,
+                      sizes_vary)
 
 
 def _rows_where(frame: pd.DataFrame, where: Mapping[str, str], origin: str) -> pd.DataFrame:
@@ -326,7 +330,7 @@ def _rows_where(frame: pd.DataFrame, where: Mapping[str, str], origin: str) -> p
 
 def _validated(frame: pd.DataFrame, where: str, n_col: str | None, d_col: str | None, c_col: str | None,
                loss_col: str | None, n_nonembedding_col: str | None, run_by: Sequence[str] | None,
-               min_rows: int) -> RunsTable:
+               min_rows: int, sizes_vary: bool) -> RunsTable:
     cols = {
         role: _find(frame, role, explicit, where)
         for role, explicit in (
@@ -358,8 +362,9 @@ def _validated(frame: pd.DataFrame, where: str, n_col: str | None, d_col: str | 
     n = get[S.N_TOTAL]
     d = get[S.TOKENS] if S.TOKENS in get else get[S.COMPUTE_TOTAL] / (6.0 * n)
     c = get[S.COMPUTE_TOTAL] if S.COMPUTE_TOTAL in get else 6.0 * n * d
-    _check_varies(n, cols[S.N_TOTAL], where, "N")
-    _check_varies(d, cols[S.TOKENS] or cols[S.COMPUTE_TOTAL], where, "D")
+    if sizes_vary:
+        _check_varies(n, cols[S.N_TOTAL], where, "N")
+        _check_varies(d, cols[S.TOKENS] or cols[S.COMPUTE_TOTAL], where, "D")
     step = None if cols[S.STEP] is None else _numeric(frame, cols[S.STEP], where, positive=False)
     n_ne = get.get(S.N_NONEMBEDDING)
     c_ne = None if n_ne is None else get.get(S.COMPUTE_NONEMBEDDING, 6.0 * n_ne * d)

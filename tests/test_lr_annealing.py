@@ -119,6 +119,32 @@ def test_curve_bad_options_exit_2(tmp_path, capsys, argv, message):
     assert message in err and len(err.strip().splitlines()) == 1
 
 
+def test_one_model_size_is_enough_and_a_flat_curve_leaves_alpha_undefined(tmp_path, capsys):
+    # the law is fitted per size, so a table of one size's runs is a whole input
+    one_size = synthetic_runs()[lambda f: f[rs.N_TOTAL] == 11760]
+    argv = ["--fit-runs", "11760_constant,11760_cosine", "--predict", "11760_wsd"]
+    path = tmp_path / "one.csv"
+    one_size.to_csv(path, index=False)
+    assert main(["curve", str(path), *argv, "--json"]) == 0
+    (group,) = json.loads(capsys.readouterr().out)["groups"]
+    np.testing.assert_allclose([group[k] for k in ("L0", "A", "C", "alpha")], TRUE[11760], rtol=1e-3)
+    # a loss that never moves: any alpha fits, so none is reported, while the predictions stay right
+    one_size.assign(**{rs.LOSS: 3.0}).to_csv(path, index=False)
+    assert main(["curve", str(path), *argv, "--json"]) == 0
+    (group,) = json.loads(capsys.readouterr().out)["groups"]
+    assert group["alpha"] is None and group["final_mare"] < 1e-9
+    assert main(["curve", str(path), *argv]) == 0
+    assert capsys.readouterr().out.splitlines()[3].endswith("| undefined |")
+
+
+def test_a_table_of_final_losses_is_refused_naming_the_group(tmp_path, capsys):
+    path = tmp_path / "final.csv"
+    synthetic_runs().groupby(rs.RUN_ID).tail(1).to_csv(path, index=False)
+    assert main(["curve", str(path), "--fit-runs", "11760_constant,11760_cosine", "--predict", "11760_wsd"]) == 2
+    err = capsys.readouterr().err
+    assert "n_total=11760: the fitted runs" in err and "have 2 checkpoints" in err and "give every checkpoint" in err
+
+
 def test_fit_refuses_the_law_without_schedule_areas(tmp_path, capsys):
     path = tmp_path / "runs.csv"
     synthetic_runs().to_csv(path, index=False)

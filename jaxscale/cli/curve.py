@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
     path, plan = _plan(args)
-    table = load_columns(args, path)
+    table = load_columns(args, path, sizes_vary=False)  # one law per model size
     if plan["split"] == "explicit":
         lc.check_named(table, _ids(args.fit_runs) + _ids(args.predict))
     split = {"sweep": lc.sweep_split, "longest": lc.longest_split}.get(plan["split"]) or lc.explicit_split(
@@ -132,7 +132,8 @@ def _print(numbers: dict) -> None:
     for g in groups:
         cells = [*(f"{g[k]:g}" if isinstance(g[k], float) else str(g[k]) for k in keys), f"{g['decay']:g}",
                  str(len(g["fitted_runs"])), str(g["fitted_points"]), str(g["predicted_runs"]),
-                 _cell(g["final_mare"]), _cell(g["final_max_are"]), _cell(g["curve_mare"]), f"{g['alpha']:.3f}"]
+                 _cell(g["final_mare"]), _cell(g["final_max_are"]), _cell(g["curve_mare"]),
+                 "undefined" if g["alpha"] is None else f"{g['alpha']:.3f}"]
         print("| " + " | ".join(cells) + " |")
     defined = [g["final_mare"] for g in groups if g["final_mare"] is not None]
     runs = sum(g["predicted_runs"] for g in groups)

@@ -84,13 +84,14 @@ def where_conditions(items: list[str]) -> dict[str, str]:
     return dict(pairs)
 
 
-def load_columns(args: argparse.Namespace, path: Path | None = None):
-    """The validated runs table of :func:`add_column_arguments`' arguments (from ``path`` if given)."""
+def load_columns(args: argparse.Namespace, path: Path | None = None, sizes_vary: bool = True):
+    """The validated runs table of :func:`add_column_arguments`' arguments (from ``path`` if given;
+    ``sizes_vary``: see :func:`jaxscale.runs.load_runs`)."""
     from jaxscale.runs import load_runs
 
     run_by = [c.strip() for c in args.run_by.split(",")] if args.run_by else None
     return load_runs(args.runs if path is None else path, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col,
-                     loss_col=args.loss_col, run_by=run_by, where=where_conditions(args.where))
+                     loss_col=args.loss_col, run_by=run_by, where=where_conditions(args.where), sizes_vary=sizes_vary)
 
 
 def load_table(args: argparse.Namespace):

@@ -48,6 +48,12 @@ DECAY_GRID = (0.9, 0.95, 0.99, 0.995, 0.999, 0.9995)
 #: warmup and the first fall of the loss from ln V toward the unigram entropy are not the power
 #: law in S1 the law describes.
 TRANSIENT_WARMUPS = 10
+#: Relative size of the smallest fall of the S1 term over a fit's checkpoints that counts as measured
+#: (:func:`alpha_determined`): a validation loss on a finite evaluation set is a sample mean, uncertain
+#: by ~1e-3 relative for a million tokens; 1e-6 is far below any such noise, so a term that falls by
+#: less is not seen in any real curve. Set from that argument alone; it marks none of the (Mis)Fitting
+#: table's 32 groups.
+RESOLVED_FALL = 1e-6
 #: How a sweep names the cosine run of a size's 1.0 x budget (``jaxscale.experiments.sweep.run_id``).
 ONE_BUDGET = "_x1_"
 
@@ -98,21 +104,50 @@ class CurveFit:
         return last.assign(relative_error=last["predicted"] / last[rs.LOSS] - 1).reset_index(drop=True)
 
     def summary(self) -> dict[str, Any]:
-        """Group, fit, and the mean absolute relative error of the predicted final losses (None if
-        no run was predicted, or a prediction is undefined: the law's loss <= 0 there), and of
-        every predicted checkpoint in the law's domain (``in_domain``)."""
+        """Group, fit (alpha None where the checkpoints do not determine it: :func:`alpha_determined`),
+        and the mean absolute relative error of the predicted final losses (None if no run was
+        predicted, or a prediction is undefined: the law's loss <= 0 there), and of every predicted
+        checkpoint in the law's domain (``in_domain``)."""
         final = self.final_errors()
         judged = self.predictions[self.predictions["in_domain"]]
         curve = (judged["predicted"] / judged[rs.LOSS] - 1).abs()
         defined = bool(len(final)) and bool(np.isfinite(final["relative_error"]).all())
         return {
             **self.group, "decay": self.decay, **self.fit.params._asdict(),
+            "alpha": float(self.fit.params.alpha) if alpha_determined(self.fit) else None,
             "fitted_runs": list(self.fitted), "fitted_points": self.fit.n_points,
             "predicted_runs": len(self.predicted),
             "final_mare": float(final["relative_error"].abs().mean()) if defined else None,
             "final_max_are": float(final["relative_error"].abs().max()) if defined else None,
             "curve_mare": float(curve.mean()) if defined and np.isfinite(curve).all() else None,
         }
+
+
+def alpha_determined(fit: FitResult) -> bool:
+    """Whether the fitted checkpoints determine alpha: it must be > 0 (the law's rule,
+    :meth:`jaxscale.laws.law.Law.exponents_positive`: at alpha <= 0 the term does not fall with
+    S1), and the power law in S1, A S1^(-alpha), must fall by more than :data:`RESOLVED_FALL` of
+    the loss between the first and the last fitted checkpoint: a smaller fall (a flat curve, with
+    A -> 0 or alpha -> 0) no measured loss resolves, and any alpha fits it alike."""
+    p = fit.params
+    if not fit.law.exponents_positive(p):
+        return False
+    s1 = fit.runs.law_inputs(fit.law.inputs)[0]
+    fall = p.A * (s1.min() ** -p.alpha - s1.max() ** -p.alpha)
+    return bool(fall > RESOLVED_FALL * fit.runs.loss.min())
+
+
+def check_enough_checkpoints(count: int, fitted: Sequence[str], skip_warmups: float,
+                             group: Mapping[str, Any] | None) -> None:
+    """Refuse to fit the law's parameters to fewer checkpoints, naming the group and its runs."""
+    if count < lr_annealing.LAW.n_params:
+        where = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                          for k, v in (group or {}).items()) or "the runs"
+        raise ValueError(
+            f"{where}: the fitted runs {list(fitted)} have {count} checkpoints from {skip_warmups:g} warmups on, "
+            f"fewer than the {lr_annealing.LAW.n_params} parameters of the {lr_annealing.LAW.name} law "
+            "(the law is fitted to a run's whole curve: give every checkpoint, or lower --skip-warmups)"
+        )
 
 
 def check_named(table: RunsTable, names: Sequence[str]) -> None:
@@ -149,6 +184,7 @@ def fit_group(table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Sequence[
     for lam in DECAY_GRID if decay is None else (decay,):
         curves = with_areas(subset, {r: lrs[r] for r in runs}, lam)
         rows = in_domain(curves, lrs, fitted, skip_warmups)
+        check_enough_checkpoints(int(rows.sum()), fitted, skip_warmups, group)
         fits.append((fit_approach3(curves.select(rows), law=lr_annealing.LAW), lam, curves))
     fit, lam, curves = min(fits, key=lambda f: f[0].objective)
     target = curves.select(np.isin(curves.run_id.astype(str), predicted))
