@@ -99,6 +99,27 @@ def test_config_file_round_trip_and_validation(tmp_path):
         presets.config_from_dict({**raw, "single_lr": 0.5})
     with pytest.raises(ValueError, match="unknown preset"):
         presets.preset("huge")
+    with pytest.raises(ValueError, match="a sweep config is a table of keys"):
+        presets.config_from_dict([raw])
+    with pytest.raises(ValueError, match=r"sizes\[1\]: expected a table of name, n_layer"):
+        presets.config_from_dict({**raw, "sizes": [raw["sizes"][0], ["m", 2, 48, 2, 60]]})
+    with pytest.raises(ValueError, match="bootstrap must be >= 0; got -1"):
+        presets.config_from_dict({**raw, "bootstrap": -1})
+
+
+def test_a_one_size_sweep_trains_and_reports_no_exponent(tmp_path, capsys):
+    # one size never varies N: the fits say the frontier holds too few sizes, instead of the
+    # runs table's loader refusing it after training
+    if not CORPUS.is_file():
+        pytest.skip(f"corpus {CORPUS} not present (fresh clone without ../shared/data)")
+    cfg = dataclasses.replace(presets.SMOKE, name="one-size", sizes=(presets.ModelSize("xs", 1, 16, 1, 5),),
+                              learning_rates=(0.003,), corpus=str(CORPUS), corpus_chars=200_000, bootstrap=10)
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(cfg.to_dict()))
+    with pytest.warns(UserWarning, match=r"exponent undefined \(frontier holds [01] sizes?\)"):
+        assert main(["sweep", str(path), "--out", str(tmp_path / "out"), "--json", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert all(row["frontier_models"] < MIN_FRONTIER_SIZES and row["a"] is None for row in json.loads(out)["table"])
 
 
 def test_cli_rejects_bad_arguments_with_exit_2(tmp_path, capsys):

@@ -106,8 +106,9 @@ class SweepConfig:
             raise ValueError(f"sweep {self.name!r}: sizes {unset} have no steps; give them steps or set compute_budget")
         if self.constant_compute_nonembedding is not None and not self.constant_compute_nonembedding > 0:
             raise ValueError(f"sweep {self.name!r}: constant_compute_nonembedding must be positive")
-        if self.lr_extensions < 0:
-            raise ValueError(f"sweep {self.name!r}: lr_extensions must be >= 0")
+        for name in ("lr_extensions", "bootstrap"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"sweep {self.name!r}: {name} must be >= 0; got {getattr(self, name)}")
         if not 0 <= self.warmup_fraction < 0.5:
             raise ValueError(f"sweep {self.name!r}: warmup_fraction must be in [0, 0.5)")
 
@@ -119,17 +120,24 @@ class SweepConfig:
         return dataclasses.asdict(self)
 
 
+def _model_size(index: int, entry: Any) -> ModelSize:
+    fields = ", ".join(f.name for f in dataclasses.fields(ModelSize))
+    try:
+        return ModelSize(**entry)
+    except TypeError:
+        raise ValueError(f"sizes[{index}]: expected a table of {fields}; got {entry!r}") from None
+
+
 def config_from_dict(raw: dict[str, Any]) -> SweepConfig:
     """A :class:`SweepConfig` from plain data (a parsed JSON/TOML file); unknown keys are errors."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"a sweep config is a table of keys (name, sizes, learning_rates, ...); got a {type(raw).__name__}")
     known = {f.name for f in dataclasses.fields(SweepConfig)}
     unknown = sorted(set(raw) - known)
     if unknown:
         raise ValueError(f"unknown sweep config key(s): {', '.join(unknown)}")
     raw = dict(raw)
-    try:
-        raw["sizes"] = tuple(ModelSize(**s) for s in raw.get("sizes", ()))
-    except TypeError as err:
-        raise ValueError(f"bad model size entry: {err}") from None
+    raw["sizes"] = tuple(_model_size(i, s) for i, s in enumerate(raw.get("sizes", ())))
     for key in ("learning_rates", "schemes", "budget_fractions"):
         if key in raw:
             raw[key] = tuple(raw[key])
