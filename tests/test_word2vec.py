@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import jax
 import jax.numpy as jnp
@@ -388,6 +389,41 @@ def test_gensim_reads_our_export(tmp_path, binary):
     np.testing.assert_allclose(back, vectors, rtol=1e-5, atol=1e-6)
     kv.save_word2vec_format(str(tmp_path / "g.bin"), binary=True)  # and we read gensim's
     np.testing.assert_array_equal(load_word2vec(tmp_path / "g.bin", binary=True)[0], kv.vectors)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("3 2\na 1 2\nb 3 4\n", "line 4: the file ends before the 3 vectors its header promises"),
+    ("2 2\na 1 x\nb 3 4\n", "line 2: the values of 'a' are not all numbers"),
+    ("2 2\na 1 2\nb nan 4\n", "the vector of entry 1 ('b') is not finite"),
+    ("2 2\na 1 2\na 3 4\n", "entry 1 repeats the word 'a' of entry 0"),
+])
+def test_malformed_vector_files_are_refused_naming_the_entry(tmp_path, capsys, text, message):
+    path = tmp_path / "v.txt"
+    path.write_text(text)
+    assert main(["word2vec", "neighbours", str(path), "a"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_neighbours_queries_negative_words_and_refuses_one_without_direction(tmp_path, capsys):
+    path = tmp_path / "v.txt"
+    save_word2vec(path, np.array([[1, 0], [0, 1], [1, 1], [0, 0]], np.float32), ["a", "b", "ab", "zero"])
+    for argv in (["ab", "--negative", "a"], ["ab", "--", "-a"]):  # ab - a points at b
+        assert main(["word2vec", "neighbours", str(path), "--topn", "1", "--json", *argv]) == 0
+        assert json.loads(capsys.readouterr().out)["neighbours"][0]["word"] == "b"
+    # the query's own words are never listed, even when topn asks for more than remain
+    assert [w for w, _ in nearest_neighbours(*load_word2vec(path), ["a"], topn=10)] == ["ab", "b", "zero"]
+    for argv, message in ((["zero"], "the query zero is the zero vector"), (["a", "--", "-a"], "is the zero vector"),
+                          (["a", "--topn", "0"], "topn must be >= 1")):
+        assert main(["word2vec", "neighbours", str(path), *argv]) == 2
+        assert message in capsys.readouterr().err
+
+
+def test_eval_prints_undefined_where_no_question_can_be_asked(tmp_path, capsys):
+    path = tmp_path / "v.txt"
+    save_word2vec(path, np.eye(2, dtype=np.float32), ["qqq", "zzz"])
+    assert main(["word2vec", "eval", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out and "total undefined" in out and "Spearman undefined on 0 pairs" in out
 
 
 def test_cli_train_and_eval(tmp_path, capsys):

@@ -44,7 +44,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     query = commands.add_parser("neighbours", help="nearest neighbours, analogies, odd one out")
     query.add_argument("vectors", type=Path)
-    query.add_argument("words", nargs="+", help="positive words (prefix '-' for negative ones)")
+    query.add_argument("words", nargs="+",
+                       help="positive words; after --, a word prefixed with '-' is negative (king woman -- -man)")
+    query.add_argument("--negative", nargs="+", action="extend", default=[], metavar="WORD",
+                       help="negative words: king woman --negative man is the analogy man : king :: woman : ?")
     query.add_argument("--odd-one-out", action="store_true", help="print the word that does not fit")
     query.add_argument("--topn", type=int, default=10)
     query.add_argument("--json", action="store_true")
@@ -115,14 +118,20 @@ def run_eval(args: argparse.Namespace) -> int:
         print_json(result)
         return 0
     for name, section in result["sections"].items():
-        print(f"{name:30s} {section['accuracy']:6.2f}%  ({section['correct']}/{section['evaluated']})")
+        print(f"{name:30s} {_defined(section['accuracy'], '6.2f', '%')}  ({section['correct']}/{section['evaluated']})")
     print(
-        f"semantic {result['semantic']:.2f}%  syntactic {result['syntactic']:.2f}%  total {result['total']:.2f}%  "
+        f"semantic {_defined(result['semantic'], '.2f', '%')}  syntactic {_defined(result['syntactic'], '.2f', '%')}  "
+        f"total {_defined(result['total'], '.2f', '%')}  "
         f"coverage {100 * result['coverage']:.1f}% of {result['questions']} questions"
     )
     for name, sim in result["similarity"].items():
-        print(f"{name}: Spearman {sim['spearman']:.3f} on {sim['pairs']} pairs")
+        print(f"{name}: Spearman {_defined(sim['spearman'], '.3f')} on {sim['pairs']} pairs")
     return 0
+
+
+def _defined(value: float | None, spec: str, unit: str = "") -> str:
+    """A score, or "undefined" where no question or pair could be asked (None or NaN)."""
+    return "undefined" if value is None or value != value else f"{value:{spec}}{unit}"
 
 
 def run_neighbours(args: argparse.Namespace) -> int:
@@ -135,7 +144,7 @@ def run_neighbours(args: argparse.Namespace) -> int:
         print_json(answer) if args.json else print(answer["odd_one_out"])
         return 0
     positive = [w for w in args.words if not w.startswith("-")]
-    negative = [w[1:] for w in args.words if w.startswith("-")]
+    negative = [w[1:] for w in args.words if w.startswith("-")] + args.negative
     found = nearest_neighbours(vectors, words, positive, negative, args.topn)
     if args.json:
         print_json({"neighbours": [{"word": w, "cosine": s} for w, s in found]})

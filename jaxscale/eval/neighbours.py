@@ -26,15 +26,23 @@ def nearest_neighbours(
     topn: int = 10,
 ) -> list[tuple[str, float]]:
     """The ``topn`` words closest by cosine to sum(unit(positive)) - sum(unit(negative)),
-    excluding the query words (``positive=[b, c], negative=[a]`` is 3CosAdd)."""
+    excluding the query words (``positive=[b, c], negative=[a]`` is 3CosAdd); fewer when the
+    vocabulary holds fewer other words. A query with no direction (zero vectors, or words that
+    cancel) has no cosine to anything: ValueError."""
     if not positive:
         raise ValueError("need at least one positive word")
+    if topn < 1:
+        raise ValueError(f"topn must be >= 1; got {topn}")
     unit = unit_rows(vectors)
     pos, neg = _lookup(words, positive), _lookup(words, negative)
     query = unit[pos].sum(0) - unit[neg].sum(0)
-    scores = unit @ (query / max(np.linalg.norm(query), 1e-12))
+    norm = np.linalg.norm(query)
+    if not norm > 0:
+        raise ValueError(f"the query {' '.join(positive)}{''.join(' -' + w for w in negative)} is the zero vector: "
+                         "it has no cosine to any word")
+    scores = unit @ (query / norm)
     scores[pos + neg] = -np.inf
-    best = np.argsort(-scores)[:topn]
+    best = np.argsort(-scores)[:min(topn, len(words) - len(set(pos + neg)))]
     return [(words[i], float(scores[i])) for i in best]
 
 

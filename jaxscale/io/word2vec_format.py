@@ -40,7 +40,7 @@ def load_word2vec(path: str | Path, binary: bool = False) -> tuple[np.ndarray, l
     """Read a word2vec text or binary file; returns (vectors float32 (n, d), words).
 
     Raises ``FileNotFoundError`` for a missing file and ``ValueError`` naming the entry that is
-    malformed.
+    malformed: cut short, not numbers, not finite, or a word given twice.
     """
     path = Path(path)
     if not path.is_file():
@@ -65,9 +65,31 @@ def load_word2vec(path: str | Path, binary: bool = False) -> tuple[np.ndarray, l
                 vectors[i] = np.frombuffer(raw, dtype="<f4")
                 words.append(word.decode("utf-8").lstrip("\n"))
             else:
-                parts = f.readline().decode("utf-8").split()
-                if len(parts) != dim + 1:
-                    raise ValueError(f"{path}: line {i + 2} has {len(parts) - 1} values, expected {dim}")
-                words.append(parts[0])
-                vectors[i] = np.asarray(parts[1:], dtype=np.float32)
+                words.append(_text_entry(f.readline(), vectors[i], count, f"{path}: line {i + 2}"))
+    _check_entries(vectors, words, path)
     return vectors, words
+
+
+def _text_entry(line: bytes, row: np.ndarray, count: int, where: str) -> str:
+    """Parse one text line ``word v1 ... vd`` into ``row``; returns the word."""
+    parts = line.decode("utf-8").split()
+    if not parts:
+        raise ValueError(f"{where}: the file ends before the {count} vectors its header promises")
+    if len(parts) != len(row) + 1:
+        raise ValueError(f"{where}: {len(parts) - 1} values, expected {len(row)}")
+    try:
+        row[:] = np.asarray(parts[1:], dtype=np.float32)
+    except ValueError:
+        raise ValueError(f"{where}: the values of {parts[0]!r} are not all numbers") from None
+    return parts[0]
+
+
+def _check_entries(vectors: np.ndarray, words: Sequence[str], path: Path) -> None:
+    """Every vector finite and every word once (a repeat would be its own nearest neighbour)."""
+    bad = np.flatnonzero(~np.isfinite(vectors).all(1))
+    if bad.size:
+        raise ValueError(f"{path}: the vector of entry {bad[0]} ({words[bad[0]]!r}) is not finite")
+    first: dict[str, int] = {}
+    for i, w in enumerate(words):
+        if first.setdefault(w, i) != i:
+            raise ValueError(f"{path}: entry {i} repeats the word {w!r} of entry {first[w]}")
