@@ -93,7 +93,8 @@ def reconcile_runs(table: RunsTable, *, bootstrap_resamples: int = 200, seed: in
     """Observed (Approach 1) and predicted (Pearce & Song Section 2 with the table's own law and
     embedding relation) exponents on both bases; see the module docstring."""
     if table.run_id is None:
-        raise ValueError("the reconciliation needs run identity: a run_id column or the columns that name a run")
+        raise ValueError("the reconciliation needs run identity: a run_id column, or --run-by COLS naming "
+                         "the columns that together name a run")
     n_total, n_nonembedding = model_sizes(table)
     observed = {basis: fit_approach1(table, basis=basis, bootstrap=bootstrap_resamples, seed=seed)
                 for basis in ("total", "nonembedding")}
