@@ -130,6 +130,14 @@ def test_cli_needs_corpus_or_published(tmp_path, capsys, args):
     assert "CORPUS" in err and "--published" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("budget", ["0", "-5", "nan", "inf"])
+def test_cli_refuses_a_budget_that_is_not_a_positive_number(tmp_path, capsys, budget):
+    # checked before anything trains; the published study printed d* = nan for these
+    for args in (["--published"], [str(tmp_path / "never-read.txt")]):
+        assert main(["word2vec", "scaling", *args, "--out", str(tmp_path), "--budget", budget]) == 2
+        assert "the budget must be a finite number > 0" in capsys.readouterr().err
+
+
 def test_grid_saves_cells_and_resumes(tmp_path, monkeypatch):
     """Every finished cell is on disk; a re-run trains nothing; other settings are refused."""
     corpus = shared_data_file("enwiki_30k_articles.txt.gz")

@@ -174,12 +174,14 @@ def run_scaling(args: argparse.Namespace) -> int:
     from jaxscale.cli._output import print_json
     from jaxscale.experiments.word2vec_scaling import (
         ScalingGrid,
+        check_budget,
         run_published_study,
         run_scaling_study,
     )
 
     if args.published == (args.corpus is not None):
         raise ValueError("give either a CORPUS to train the grid on or --published (Mikolov 2013a Table 2)")
+    check_budget(args.budget)  # before the grid trains
     if args.published:
         report = run_published_study(law=args.law, budget=args.budget)
     else:

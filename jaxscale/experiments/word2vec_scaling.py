@@ -227,6 +227,12 @@ def rms_points(law: Law, params: NamedTuple, rows: list[dict]) -> float:
     return float(100.0 * np.sqrt(np.mean((fitted - observed) ** 2)))
 
 
+def check_budget(budget: float | None) -> None:
+    """A budget to split is a finite number > 0 (None: the largest cell's compute)."""
+    if budget is not None and not (math.isfinite(budget) and budget > 0):
+        raise ValueError(f"the budget must be a finite number > 0; got {budget}")
+
+
 def compute_optimal_split(law: Law, params: NamedTuple, budget: float, kappa: float) -> dict[str, float]:
     """The (d, T) minimising the fitted error on the budget kappa x d x T = ``budget``, and
     a = d log d* / d log budget (autodiff through the solve; T* grows as budget^(1 - a)).
@@ -240,6 +246,7 @@ def compute_optimal_split(law: Law, params: NamedTuple, budget: float, kappa: fl
 
     from jaxscale.optimal import optimal_log_n
 
+    check_budget(budget)
     with jax.enable_x64(True):
         params = type(params)(*(jnp.asarray(v, jnp.float64) for v in params))
         log_c = jnp.log(6.0 * budget / kappa)
@@ -249,12 +256,6 @@ def compute_optimal_split(law: Law, params: NamedTuple, budget: float, kappa: fl
     err = float(predicted_error(law, params, dim, words))
     return {"budget": budget, "dim": dim, "words": words, "predicted_error": err,
             "predicted_accuracy": 100.0 * (1.0 - err), "exponent_dim": exponent, "exponent_words": 1.0 - exponent}
-
-
-def exponents_positive(law: Law, params: NamedTuple) -> bool:
-    """Whether every fitted exponent (the coordinates that are not scales) is > 0: only then
-    does the error fall along both d and T, and a budget has a trade-off to optimise."""
-    return all(float(v) > 0 for v, log in zip(params, law.log_scale) if not log)
 
 
 def fit_report(rows: list[dict], kappa: float, budget: float, law: str = "kaplan") -> dict:
@@ -268,7 +269,7 @@ def fit_report(rows: list[dict], kappa: float, budget: float, law: str = "kaplan
         fits[name] = {"formula": candidate.formula, "params": fit.params._asdict(), "objective": fit.objective,
                       "rms_points": rms_points(candidate, fit.params, rows)}
     chosen = error_law_by_name(law)
-    usable = exponents_positive(chosen, params[law])
+    usable = bool(chosen.exponents_positive(params[law]))  # else the error does not fall along d or T
     return {
         "law": law,
         "formula": chosen.formula,
