@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import shared_data_file
 
 from jaxscale import runs_schema as rs
 from jaxscale.allocation import interval95, optimal_allocation
@@ -121,6 +122,24 @@ def test_cli_prints_undefined_and_says_why(tmp_path, capsys):
 def test_a_scale_that_overflowed_has_no_allocation():
     p = ch.EPOCH._replace(B=np.inf)
     assert np.isnan(optimal_allocation(ch.LAW, p, [1e22]).n).all()
+
+
+def test_a_scale_at_infinity_leaves_every_closed_form_undefined():
+    assert all(np.isnan(v) for v in ch.LAW.derived(ch.EPOCH._replace(A=np.inf)).values())
+    assert all(np.isfinite(v) for v in ch.LAW.derived(ch.EPOCH).values())
+
+
+def test_a_fit_that_runs_a_scale_off_to_infinity_is_reported_and_not_used(capsys):
+    # Epoch's table less its 240 highest losses: 5 runs for 5 parameters, and the fit runs A off
+    # to infinity (alpha with it); that crashed the fit's report, sensitivity and bayes
+    table = ["fit", str(shared_data_file("chinchilla_svg_extracted_data.csv")), "--drop-highest", "240"]
+    assert main([*table, "--no-figures", "--json"]) == 0
+    numbers = json.loads(capsys.readouterr().out)
+    assert numbers["A"] is None and numbers["a"] is None and numbers["allocation"]["N"] == [None]
+    assert "fitted A ran off to infinity on 5 runs" in numbers["note"]
+    for command in (["sensitivity", *table[1:]], ["bayes", *table[1:], "--no-progress"]):
+        assert main(command) == 2
+        assert "ran A off to infinity on 5 runs: they settle no optimum" in capsys.readouterr().err
 
 
 def test_intervals_skip_undefined_draws_and_keep_infinite_bounds():

@@ -155,8 +155,11 @@ def _approach3(args: argparse.Namespace, table) -> dict:
     fit = fit_approach3(table, **common)
     numbers = {"law": fit.law.name, "method": "approach3", **fit.summary(),
                "n_starts": fit.n_starts, "n_converged": fit.n_converged, "fit_seconds": fit.seconds}
-    nonpositive = fit.nonpositive_exponents()
-    if nonpositive:
+    nonpositive, infinite = fit.nonpositive_exponents(), fit.infinite_parameters()
+    if infinite:
+        numbers["note"] = (f"fitted {' and '.join(infinite)} ran off to infinity on {fit.n_points} runs: they settle no "
+                           "optimum, so the law's derived quantities are undefined (add runs)")
+    elif nonpositive:
         numbers["note"] = (f"fitted {' and '.join(nonpositive)} <= 0: the loss does not fall along that input, so "
                            "the law has no compute-optimal allocation and what needs one is undefined")
     boot = None

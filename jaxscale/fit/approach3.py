@@ -93,6 +93,18 @@ class FitResult:
         return {k: float(v) for k, v, log in zip(self.law.param_names, self.params, self.law.log_scale)
                 if not log and v <= 0}
 
+    def infinite_parameters(self) -> list[str]:
+        """The law's parameters that the fit ran off to infinity (a scale whose log passed float64's
+        range): the objective still fell there, so the runs settle no optimum, by name."""
+        return [k for k, v in zip(self.law.param_names, self.params) if not np.isfinite(v)]
+
+    def check_settled(self, use: str) -> None:
+        """Refuse (ValueError) to ``use`` a fit with :meth:`infinite_parameters`, saying why."""
+        infinite = self.infinite_parameters()
+        if infinite:
+            raise ValueError(f"the Approach-3 fit ran {' and '.join(infinite)} off to infinity on {self.n_points} runs: "
+                             f"they settle no optimum to {use} (add runs; `jaxscale fit` prints the fit)")
+
     @property
     def inputs(self) -> tuple[np.ndarray, ...]:
         """The law's inputs of every run fitted, e.g. (N, D)."""

@@ -176,11 +176,12 @@ class Law(Generic[P]):
 
     def derived(self, params: P) -> dict[str, Any]:
         """The law's closed-form derived quantities at ``params`` (empty if it has none); NaN
-        where an exponent is <= 0 (:meth:`exponents_positive`), e.g. Chinchilla's a, b and G."""
+        where an exponent is <= 0 (:meth:`exponents_positive`) or a parameter is not finite (a
+        fit whose scale ran off to infinity settled nowhere), e.g. Chinchilla's a, b and G."""
         if self.closed_forms is None:
             return {}
-        defined = self.exponents_positive(params)
-        inside = self.params_type(*(v if log else jnp.where(defined, v, 1.0) for v, log in zip(params, self.log_scale)))
+        defined = self.exponents_positive(params) & jnp.all(jnp.isfinite(jnp.stack(jnp.broadcast_arrays(*params))), 0)
+        inside = self.params_type(*(jnp.where(defined, v, 1.0) for v in params))
         return {k: jnp.where(defined, v, jnp.nan) for k, v in self.closed_forms(inside).items()}
 
     def given(self, **fixed: ArrayLike) -> "Law":

@@ -132,6 +132,7 @@ def fit_study(fit: FitResult, settings: StudySettings = StudySettings()) -> dict
     """All three sections for an Approach-3 fit, the covariance from ``settings.n_bootstrap``
     bootstrap refits (none when 0). The quantities are evaluated once, vmapped over the
     jackknife refits, the all-runs refit and the bootstrap refits together."""
+    fit.check_settled("differentiate")
     nonpositive = fit.nonpositive_exponents()
     if nonpositive:
         raise ValueError(f"the fitted {', '.join(f'{k} = {v:.4g}' for k, v in nonpositive.items())} is <= 0: the loss "
