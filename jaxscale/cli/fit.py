@@ -6,6 +6,11 @@ import argparse
 import math
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the CLI imports its heavy modules only when a command runs
+    from jaxscale.laws.law import Law
+    from jaxscale.runs import RunsTable
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -84,7 +89,7 @@ def where_conditions(items: list[str]) -> dict[str, str]:
     return dict(pairs)
 
 
-def load_columns(args: argparse.Namespace, path: Path | None = None, sizes_vary: bool = True):
+def load_columns(args: argparse.Namespace, path: Path | None = None, sizes_vary: bool = True) -> RunsTable:
     """The validated runs table of :func:`add_column_arguments`' arguments (from ``path`` if given;
     ``sizes_vary``: see :func:`jaxscale.runs.load_runs`)."""
     from jaxscale.runs import load_runs
@@ -94,7 +99,7 @@ def load_columns(args: argparse.Namespace, path: Path | None = None, sizes_vary:
                      loss_col=args.loss_col, run_by=run_by, where=where_conditions(args.where), sizes_vary=sizes_vary)
 
 
-def load_table(args: argparse.Namespace):
+def load_table(args: argparse.Namespace) -> RunsTable:
     """The validated runs table named by :func:`add_table_arguments`' arguments: rows of
     ``--where``, runs named by ``--run-by``, their last checkpoints with ``--final-only``, the
     tuned run at each (N, D) with ``--tuned-only``, then without the ``--drop-highest``
@@ -111,7 +116,7 @@ def load_table(args: argparse.Namespace):
     return drop_highest_loss(table, args.drop_highest).in_basis(args.basis)
 
 
-def chosen_law(args: argparse.Namespace):
+def chosen_law(args: argparse.Namespace) -> Law:
     """The law named by ``--law`` (``--tied-exponents`` turns chinchilla into chinchilla-tied)."""
     from jaxscale.laws.registry import law_by_name
 
@@ -157,8 +162,8 @@ def _approach3(args: argparse.Namespace, table) -> dict:
                "n_starts": fit.n_starts, "n_converged": fit.n_converged, "fit_seconds": fit.seconds}
     nonpositive, infinite = fit.nonpositive_exponents(), fit.infinite_parameters()
     if infinite:
-        numbers["note"] = (f"fitted {' and '.join(infinite)} ran off to infinity on {fit.n_points} runs: they settle no "
-                           "optimum, so the law's derived quantities are undefined (add runs)")
+        numbers["note"] = (f"fitted {' and '.join(infinite)} ran off to infinity on {fit.n_points} runs: they "
+                           "settle no optimum, so the law's derived quantities are undefined (add runs)")
     elif nonpositive:
         numbers["note"] = (f"fitted {' and '.join(nonpositive)} <= 0: the loss does not fall along that input, so "
                            "the law has no compute-optimal allocation and what needs one is undefined")

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the CLI imports its heavy modules only when a command runs
+    from jaxscale.experiments.presets import SweepConfig
+    from jaxscale.experiments.sweep import SweepResult
 
 #: The experiments whose loss curves are drawn (scheme 2 is experiment 1).
 FIGURE_EXPERIMENTS = ("experiment 1", "scheme 1", "scheme 3", "scheme 4")
@@ -43,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def save_figures(cfg, result, out: Path) -> list[Path]:
+def save_figures(cfg: SweepConfig, result: SweepResult, out: Path) -> list[Path]:
     """The loss curves of each experiment with two runs or more, on both bases, as PNGs in ``out``."""
     from jaxscale import runs_schema as rs
     from jaxscale.experiments.sweep import select_runs

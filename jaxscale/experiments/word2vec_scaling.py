@@ -36,13 +36,17 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from jaxscale.io.json_native import json_native, write_json
 from jaxscale.laws.law import Law
 from jaxscale.laws.registry import law_by_name
+
+if TYPE_CHECKING:
+    from jaxscale.fit.approach3 import FitResult
+    from jaxscale.runs import RunsTable
 
 #: Mikolov et al. 2013a, Table 2: CBOW accuracy [%] on the top-30k subset of the analogy test,
 #: rows = dimensionality, columns = training words (3 epochs, Google News subsets).
@@ -195,7 +199,7 @@ def run_grid(corpus: str | Path, out: str | Path, grid_: ScalingGrid, progress: 
     return rows
 
 
-def grid_table(rows: list[dict]):
+def grid_table(rows: list[dict]) -> RunsTable:
     """The grid's cells as a runs table (d in the size column, T in the tokens column, the
     error, clipped away from 0, as the loss), validated once."""
     from jaxscale.runs import from_arrays
@@ -204,7 +208,7 @@ def grid_table(rows: list[dict]):
                        np.clip([r["error"] for r in rows], 1e-6, None))
 
 
-def fit_error_law(rows: list[dict], law: Law | str = "kaplan"):
+def fit_error_law(rows: list[dict], law: Law | str = "kaplan") -> FitResult:
     """Approach-3 fit of err(d, T) to the grid rows."""
     from jaxscale.fit.approach3 import fit_approach3
 

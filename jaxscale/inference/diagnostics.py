@@ -23,7 +23,7 @@ import warnings
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import arviz as az
 import jax
@@ -120,7 +120,7 @@ def _vmapped_log_loss(law: Law, params, log_x: tuple[jnp.ndarray, ...]) -> jnp.n
 
 
 @float64
-def log_residuals(law: Law, params, inputs: tuple[ArrayLike, ...], loss: ArrayLike) -> np.ndarray:
+def log_residuals(law: Law, params: NamedTuple, inputs: tuple[ArrayLike, ...], loss: ArrayLike) -> np.ndarray:
     """log L_i minus the posterior median of log Lhat at run i's ``inputs`` (e.g. (N, D)):
     positive where the law under-predicts the loss of run i."""
     mu = _log_loss_draws(law, params, inputs)
@@ -128,7 +128,7 @@ def log_residuals(law: Law, params, inputs: tuple[ArrayLike, ...], loss: ArrayLi
 
 
 @float64
-def posterior_predictive(law: Law, params, sigma: ArrayLike, df: float, inputs: tuple[ArrayLike, ...],
+def posterior_predictive(law: Law, params: NamedTuple, sigma: ArrayLike, df: float, inputs: tuple[ArrayLike, ...],
                          seed: int = 0) -> np.ndarray:
     """[S, R] replicated log losses: log L ~ StudentT(df, log Lhat(inputs), sigma), one replicate
     per draw (params: pytree of [S] arrays, or [S, R] for parameters that differ between runs;
@@ -139,7 +139,7 @@ def posterior_predictive(law: Law, params, sigma: ArrayLike, df: float, inputs: 
 
 
 @float64
-def predictive_coverage(law: Law, params, sigma: ArrayLike, df: float, inputs: tuple[ArrayLike, ...],
+def predictive_coverage(law: Law, params: NamedTuple, sigma: ArrayLike, df: float, inputs: tuple[ArrayLike, ...],
                         loss: ArrayLike, level: float = 0.95, seed: int = 0) -> float:
     """Fraction of runs whose observed log loss lies in the central ``level`` interval of the
     posterior predictive log L ~ StudentT(df, log Lhat, sigma), one replicate per draw.

@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, Callable, Generic, Mapping, NamedTuple, TypeVar
 
 import jax
@@ -59,7 +60,7 @@ def lse(*terms: ArrayLike) -> jnp.ndarray:
     return top + jnp.log(sum(jnp.exp(t - top) for t in terms))
 
 
-def array_module(*values: Any):
+def array_module(*values: Any) -> ModuleType:
     """NumPy for host values (floats, NumPy arrays), jax.numpy for JAX arrays and tracers."""
     return jnp if any(isinstance(v, jax.Array) for v in values) else np
 

@@ -50,6 +50,11 @@ CHUNK_EXAMPLES = 1 << 17  # examples per compiled scan call when steps_per_chunk
 # (they already take 2^17 / batch >= 64 steps).
 MIN_STEPS_PER_CHUNK = 64
 DROPPED_ROW = np.iinfo(np.int32).max  # a row index past every table: its sparse update is skipped
+#: Sparse updates of one table: row indices R and their SGD steps, of shape R.shape + (d,).
+RowSteps = tuple[jax.Array, jax.Array]
+#: An output layer's step: summed log-likelihood, the SGD step for h, and the output rows' RowSteps.
+OutputStep = tuple[jax.Array, jax.Array, jax.Array, jax.Array]
+ChunkStep = Callable[["Word2VecParams", "Batch"], tuple["Word2VecParams", jax.Array]]
 
 
 @dataclass(frozen=True)
@@ -208,7 +213,7 @@ def log_sigmoid_and_complement(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     return jnp.minimum(x, 0.0) - jnp.log1p(e), jnp.where(x >= 0, e, 1.0) / (1.0 + e)
 
 
-def negative_sampling(w_out: jax.Array, h: jax.Array, batch: Batch, neg_block: int):
+def negative_sampling(w_out: jax.Array, h: jax.Array, batch: Batch, neg_block: int) -> OutputStep:
     """NEG output layer (Mikolov 2013b Eq. 4) with negatives shared by blocks of examples.
 
     Returns (-loss summed over examples, SGD step for h, output rows touched, their SGD steps:
@@ -255,7 +260,7 @@ def capped_row_steps(g: jax.Array, rows: jax.Array, uses_per_entry: jax.Array, n
 
 
 def hierarchical_softmax(w_out: jax.Array, h: jax.Array, batch: Batch, tree: HuffmanPaths, row_cap: float,
-                         block: int, batch_total: Callable[[jax.Array], jax.Array] = whole_batch):
+                         block: int, batch_total: Callable[[jax.Array], jax.Array] = whole_batch) -> OutputStep:
     """HS output layer (Mikolov 2013b Eq. 3) along the Huffman path of each target.
 
     At inner node n with branch code c, the factor is s((1 - 2c) v'_n . h) (word2vec's
@@ -296,7 +301,8 @@ def hierarchical_softmax(w_out: jax.Array, h: jax.Array, batch: Batch, tree: Huf
     return loglik, dh, points, steps
 
 
-def context_set_products(nodes: jax.Array, h: jax.Array, sign: jax.Array, weight: jax.Array, alpha: jax.Array):
+def context_set_products(nodes: jax.Array, h: jax.Array, sign: jax.Array, weight: jax.Array,
+                         alpha: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     """Log-likelihood, score steps g (B, K, L) and input steps (B, K, d) of a block of centre
     words: K weighted context vectors ``h`` (B, K, d) against the nodes (B, L, d) of the
     centre's path. Blocks are independent, so XLA runs them concurrently, and a block's nodes
@@ -310,7 +316,7 @@ def context_set_products(nodes: jax.Array, h: jax.Array, sign: jax.Array, weight
 
 
 def packed_paths_softmax(w_out: jax.Array, h: jax.Array, batch: Batch, row_cap: float,
-                         batch_total: Callable[[jax.Array], jax.Array] = whole_batch):
+                         batch_total: Callable[[jax.Array], jax.Array] = whole_batch) -> OutputStep:
     """:func:`hierarchical_softmax` for one input vector h (B, d) per target, on the packed
     path entries of :class:`Batch` (``paths``, ``path_owner``): each entry's node is gathered,
     scored against its owner's h and stepped once, so no work goes to padding up to the
@@ -348,7 +354,7 @@ def input_updates(batch: Batch, dh: jax.Array, model: str) -> tuple[jax.Array, j
 
 
 def sparse_updates(params: Word2VecParams, batch: Batch, config: Word2VecConfig, tree: HuffmanPaths | None,
-                   batch_total: Callable[[jax.Array], jax.Array] = whole_batch):
+                   batch_total: Callable[[jax.Array], jax.Array] = whole_batch) -> tuple[jax.Array, RowSteps, RowSteps]:
     """The SGD step of a batch as sparse row updates: (nll, (in_rows, in_steps), (out_rows, out_steps))."""
     h = hidden(params.w_in, batch, config.model)
     if config.loss == "hs":
@@ -367,7 +373,7 @@ def sparse_updates(params: Word2VecParams, batch: Batch, config: Word2VecConfig,
     return -loglik, (in_rows, in_steps), (out_rows, out_steps)
 
 
-def apply_updates(params: Word2VecParams, inputs, outputs) -> Word2VecParams:
+def apply_updates(params: Word2VecParams, inputs: RowSteps, outputs: RowSteps) -> Word2VecParams:
     """Add the sparse steps to their rows (``.at[].add``: repeated rows accumulate; rows past
     the table, :data:`DROPPED_ROW`, are skipped).
 
@@ -387,13 +393,15 @@ def apply_updates(params: Word2VecParams, inputs, outputs) -> Word2VecParams:
     return Word2VecParams(w_in, add(params.w_out, *outputs))
 
 
-def sgd_step(params: Word2VecParams, batch: Batch, config: Word2VecConfig, tree: HuffmanPaths | None):
+def sgd_step(params: Word2VecParams, batch: Batch, config: Word2VecConfig,
+             tree: HuffmanPaths | None) -> tuple[Word2VecParams, jax.Array]:
     """One SGD step on a batch; returns the new params and the batch's negative log-likelihood."""
     nll, inputs, outputs = sparse_updates(params, batch, config, tree)
     return apply_updates(params, inputs, outputs), nll
 
 
-def data_parallel_step(params: Word2VecParams, batch: Batch, config: Word2VecConfig, tree: HuffmanPaths | None):
+def data_parallel_step(params: Word2VecParams, batch: Batch, config: Word2VecConfig,
+                       tree: HuffmanPaths | None) -> tuple[Word2VecParams, jax.Array]:
     """:func:`sgd_step` with the batch split over the devices of axis ``"data"``.
 
     Each device computes the sparse updates of its share of the examples from the replicated
@@ -416,7 +424,7 @@ def data_mesh(devices: int) -> jax.sharding.Mesh:
     )
 
 
-def make_train_chunk(config: Word2VecConfig, tree: HuffmanPaths | None = None, devices: int | None = None):
+def make_train_chunk(config: Word2VecConfig, tree: HuffmanPaths | None = None, devices: int | None = None) -> ChunkStep:
     """A jitted function ``(params, batches) -> (params, nll)`` scanning one SGD step per batch.
 
     ``batches`` is a :class:`Batch` whose arrays carry a leading steps axis; ``nll`` is the summed

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from matplotlib import ticker
+from matplotlib.axes import Axes
 
 SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 #: Below this many decades in view, minor ticks at 2, 3 and 5 x 10^n get labels too.
@@ -55,7 +56,7 @@ class MinorLogLabels(ticker.Formatter):
         return minor_label(value, span)
 
 
-def plain_log_ticks(ax) -> None:
+def plain_log_ticks(ax: Axes) -> None:
     """Label both axes of ``ax`` (log scales) at powers of ten, in plain text, and at 2, 3 and 5
     times a power of ten where an axis spans under :data:`SHORT_SPAN` decades."""
     for axis in (ax.xaxis, ax.yaxis):

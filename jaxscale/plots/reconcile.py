@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from jaxscale.laws import table_a9
 from jaxscale.plots.log_ticks import plain_log_ticks
 from jaxscale.plots.margins import fixed_margins
-from jaxscale.reconciliation import Reconciliation
+from jaxscale.reconciliation import EmbeddingFit, Reconciliation
 from jaxscale.simulate import BasisFrontier
 
 
-def log_axes(ax) -> None:
+def log_axes(ax: Axes) -> None:
     ax.set_xscale("log")
     ax.set_yscale("log")
     plain_log_ticks(ax)
@@ -20,7 +21,8 @@ def log_axes(ax) -> None:
     ax.grid(which="minor", linewidth=0.3, alpha=0.3)
 
 
-def embedding_panel(ax, n_total: np.ndarray, n_nonembedding: np.ndarray, fit, label: str) -> None:
+def embedding_panel(ax: Axes, n_total: np.ndarray, n_nonembedding: np.ndarray, fit: EmbeddingFit,
+                    label: str) -> None:
     """N_\\E against N_T of some models with the fitted Eq. 7, N_T = N_\\E + γ N_\\E^δ."""
     n = np.geomspace(n_nonembedding.min() / 10, n_nonembedding.max() * 3, 400)
     ax.scatter(n_total, n_nonembedding, s=18, color="tab:blue", zorder=3, label=label)

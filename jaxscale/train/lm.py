@@ -36,6 +36,7 @@ import optax
 from jaxscale import runs_schema as rs
 from jaxscale.laws import accounting
 from jaxscale.models.transformer import (
+    ParamCounts,
     TransformerConfig,
     flops_per_token,
     init_params,
@@ -284,7 +285,7 @@ def curve_row(spec: RunSpec, step: int, lr: float, train_loss: float, val_loss: 
 
 
 @functools.lru_cache(maxsize=None)
-def run_param_counts(model: TransformerConfig):
+def run_param_counts(model: TransformerConfig) -> ParamCounts:
     """:func:`param_counts`, computed once per model shape."""
     return param_counts(model)
 

@@ -34,12 +34,12 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import jax
 import numpy as np
@@ -336,7 +336,8 @@ def example_builder(ids: np.ndarray, keep: np.ndarray, cumulative_noise: np.ndar
 COMPILE_THREAD = "jaxscale-word2vec-compile-ahead"
 
 
-def compile_ahead(train_chunk, params: Word2VecParams, batches: Batch | None) -> threading.Thread | None:
+def compile_ahead(train_chunk: Callable[..., Any], params: Word2VecParams,
+                  batches: Batch | None) -> threading.Thread | None:
     """Compile the one-device SGD scan (:func:`make_train_chunk`) for ``batches``' shapes on a
     second thread, so that XLA compiles while the host subsamples the corpus and builds the first
     chunk; JAX reuses the program when that chunk arrives (join the thread first, or it compiles
