@@ -190,6 +190,14 @@ def interval95(draws: ArrayLike, axis: int = 0) -> tuple[np.ndarray, np.ndarray]
     return bounds[0], bounds[1]
 
 
+def decades_outside(x: ArrayLike, observed: ArrayLike) -> np.ndarray:
+    """How far ``x`` lies outside the range of ``observed``, in decades: 0 inside it, else
+    |log10| of the ratio to the nearer end (NaN stays NaN). How far an optimum extrapolates."""
+    log_x = np.log10(np.asarray(x, np.float64))
+    low, high = np.log10(np.min(observed)), np.log10(np.max(observed))
+    return np.maximum(0.0, np.maximum(low - log_x, log_x - high))
+
+
 def allocation_table(law: Law, params: NamedTuple, c: ArrayLike,
                      draws: NamedTuple | None = None) -> dict[str, np.ndarray]:
     """N*(C), D*(C) and D*/N* at budgets ``c`` under ``params`` (NaN where the law has no

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from conftest import shared_data_file
 
@@ -79,6 +80,24 @@ def test_epoch_reproduction_json_and_files(tmp_path, capsys):
     repeat = json.loads(again)
     assert code == 0 and repeat["se"] == result["se"] and repeat["ci95"] == result["ci95"]
     assert repeat["A"] == result["A"]
+
+
+def test_the_allocation_says_how_far_it_extrapolates_beyond_the_runs(tmp_path, capsys):
+    from jaxscale.allocation import decades_outside
+
+    np.testing.assert_allclose(decades_outside([1e2, 5e3, 1e6, 10.0, np.nan], [1e3, 1e4]), [1, 0, 2, 2, np.nan])
+    from jaxscale.laws import chinchilla as ch
+
+    n, d = (x.ravel() for x in np.meshgrid(np.geomspace(1e8, 1.6e9, 5), [5.0, 20.0, 80.0]))
+    d = d * n
+    path = tmp_path / "runs.csv"
+    path.write_text("N,D,loss\n" + "".join(f"{a},{b},{float(ch.loss(a, b, ch.EPOCH))}\n" for a, b in zip(n, d)))
+    code, out, err = run_cli(capsys, path, "--compute", "1e18", "1e24", "--json", "--no-figures")
+    assert code == 0, err
+    allocation = json.loads(out)["allocation"]
+    np.testing.assert_allclose(allocation["N_decades_outside_runs"], decades_outside(allocation["N"], n))
+    np.testing.assert_allclose(allocation["D_decades_outside_runs"], decades_outside(allocation["D"], d))
+    assert allocation["N_decades_outside_runs"][1] > 0  # 1e24 FLOP lies far beyond these runs
 
 
 def test_approach2_through_the_cli(tmp_path, capsys):

@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _approach3(args: argparse.Namespace, table) -> dict:
-    from jaxscale.allocation import allocation_table
+    from jaxscale.allocation import allocation_table, decades_outside
     from jaxscale.fit.approach3 import fit_approach3
     from jaxscale.fit.bootstrap import bootstrap
 
@@ -176,7 +176,10 @@ def _approach3(args: argparse.Namespace, table) -> dict:
     if fit.law.inputs == ("N", "D"):
         budgets = args.compute or [float(table.c.max())]
         draws = None if boot is None else type(boot.params)(*(v[boot.converged] for v in boot.params))
-        numbers["allocation"] = allocation_table(fit.law, fit.params, budgets, draws)
+        allocation = allocation_table(fit.law, fit.params, budgets, draws)
+        allocation["N_decades_outside_runs"] = decades_outside(allocation["N"], table.n)
+        allocation["D_decades_outside_runs"] = decades_outside(allocation["D"], table.d)
+        numbers["allocation"] = allocation
     if args.likelihood:
         numbers["likelihood"] = _likelihood(args, table)
     if args.holdout_threshold is not None:
