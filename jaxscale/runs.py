@@ -172,13 +172,21 @@ def _check_text(path: Path) -> None:
         raise ValueError(f"{path}: a binary file, not a CSV table (NUL bytes)")
 
 
-def _header_of(path: Path) -> list[str]:
+#: Column separators a runs table may use: commas (CSV), tabs (TSV, spreadsheet copies) or
+#: semicolons (spreadsheets in locales that write decimal commas).
+DELIMITERS = (",", "\t", ";")
+
+
+def _header_of(path: Path) -> tuple[list[str], str]:
+    """The header's column names and the separator it uses: of :data:`DELIMITERS`, the one it
+    holds most often (a comma for a one-column header)."""
     _check_text(path)
     with path.open(newline="") as fh:
         first = fh.readline()
     if not first.strip():
         raise ValueError(f"{path}: empty file (no header line)")
-    return next(csv.reader(io.StringIO(first)))
+    delimiter = max(DELIMITERS, key=first.count)
+    return next(csv.reader(io.StringIO(first), delimiter=delimiter)), delimiter
 
 
 def _check_header(columns: list[str], where: str) -> None:
@@ -201,10 +209,10 @@ def _read(source: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, str]:
         raise FileNotFoundError(f"{path}: no such file")
     if path.is_dir():
         raise IsADirectoryError(f"{path}: is a directory, expected a CSV file")
-    header = _header_of(path)
+    header, delimiter = _header_of(path)
     _check_header(header, str(path))
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        frame = pd.read_csv(path, sep=delimiter, dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, UnicodeDecodeError) as err:
         raise ValueError(f"{path}: not a readable CSV ({str(err).splitlines()[0]})") from None
     return frame, str(path)
@@ -253,7 +261,8 @@ def _numeric(frame: pd.DataFrame, col: str, where: str, *, positive: bool) -> np
         raise ValueError(f"{prefix}: missing value (NaN)")
     if _fold(t) == _fold(col):
         raise ValueError(f"{prefix}: the header is repeated inside the table")
-    raise ValueError(f"{prefix}: not a number ({t!r})")
+    comma = "; write numbers without thousands separators or decimal commas" if "," in t else ""
+    raise ValueError(f"{prefix}: not a number ({t!r}){comma}")
 
 
 def _check_varies(values: np.ndarray, col: str, where: str, symbol: str) -> None:

@@ -78,7 +78,19 @@ BAD_TABLES = {
     "duplicate header column": (GOOD.replace("N,D,loss", "N,D,Loss").replace("\n", ",1\n", 1).replace(
         "N,D,Loss,1", "N,D,Loss,loss"), r"duplicate column 'loss' in header \(columns 3 and 4\)"),
     "header repeated inside": (GOOD + "N,D,loss\n", r"row 7 \(line 8\), column 'N': the header is repeated"),
+    "thousands separators": (GOOD.replace("1e8,", '"100,000,000",', 1),
+                             r"row 1 \(line 2\), column 'N': not a number \('100,000,000'\); write numbers without"),
+    "decimal commas": (GOOD.replace(",", ";").replace("3.1", "3,1"),
+                       r"row 1 \(line 2\), column 'loss': not a number \('3,1'\); write numbers without"),
 }
+
+
+@pytest.mark.parametrize("delimiter", [",", "\t", ";"])
+def test_tab_and_semicolon_separated_tables_load_as_csv_does(tmp_path, delimiter):
+    table = load_runs(write(tmp_path, GOOD.replace(",", delimiter)))
+    expected = load_runs(write(tmp_path, GOOD))
+    np.testing.assert_array_equal(table.n, expected.n)
+    np.testing.assert_array_equal(table.loss, expected.loss)
 
 
 @pytest.mark.parametrize("kind", sorted(BAD_TABLES))
