@@ -120,6 +120,17 @@ def test_diagnostics_flag_a_bad_run(short_runs) -> None:
         diagnostics.warn_problems(diag)
 
 
+def test_a_quantity_the_law_fixes_is_not_a_mixing_problem() -> None:
+    # chinchilla-tied's a = b = 1/2 in every draw: R-hat and ESS are 0/0, and a warning that the
+    # chains have not mixed would be false
+    rng = np.random.default_rng(0)
+    idata = az.from_dict(posterior={"alpha": rng.normal(size=(4, 500)), "a": np.full((4, 500), 0.5)},
+                         sample_stats={"diverging": np.zeros((4, 500), bool), "energy": rng.normal(size=(4, 500))})
+    diag = diagnostics.diagnose(idata)
+    assert diag.problems == () and set(diag.r_hat) == {"alpha"} and set(diag.ess_bulk) == {"alpha"}
+    assert diagnostics.varies(idata.posterior["alpha"]) and not diagnostics.varies(idata.posterior["a"])
+
+
 BAD_TABLES = {
     "nan_loss": "n_total,tokens,loss\n1e8,1e9,3.0\n2e8,2e9,nan\n4e8,4e9,2.8\n8e8,8e9,2.7\n1.6e9,1.6e10,2.6\n",
     "negative_n": "n_total,tokens,loss\n1e8,1e9,3.0\n-2e8,2e9,2.9\n4e8,4e9,2.8\n8e8,8e9,2.7\n1.6e9,1.6e10,2.6\n",

@@ -23,7 +23,7 @@ import warnings
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import arviz as az
 import jax
@@ -72,10 +72,18 @@ def _per_variable(dataset, var_names: Sequence[str]) -> dict[str, float]:
     return out
 
 
+def varies(draws: Any) -> bool:
+    """Whether a variable's draws (dims chain, draw, ...) take more than one value: a quantity the
+    law fixes (chinchilla-tied's a = b = 1/2) has no chains to mix, and R-hat and ESS are 0/0."""
+    values = np.asarray(draws)
+    return bool(np.any(values != values.reshape(-1, *values.shape[2:])[:1]))
+
+
 def diagnose(idata: az.InferenceData, var_names: Sequence[str] | None = None) -> Diagnostics:
-    """R-hat, bulk/tail ESS (for ``var_names``, default every posterior variable), divergences
-    and E-BFMI of a sampled InferenceData, with a sentence for every threshold missed."""
-    names = list(var_names or idata.posterior.data_vars)
+    """R-hat, bulk/tail ESS (for ``var_names``, default every posterior variable, less those whose
+    draws never vary: :func:`varies`), divergences and E-BFMI of a sampled InferenceData, with a
+    sentence for every threshold missed."""
+    names = [n for n in var_names or idata.posterior.data_vars if varies(idata.posterior[n])]
     chains = idata.posterior.sizes["chain"]
     r_hat = _per_variable(az.rhat(idata, var_names=names), names)
     ess_bulk = _per_variable(az.ess(idata, var_names=names, method="bulk"), names)

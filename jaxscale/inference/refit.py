@@ -162,7 +162,8 @@ def approximate_posterior(runs: RunsTable, law: str | Law = "chinchilla", draws:
 
 
 def summarize(fit: BayesFit, names: list[str] | None = None) -> dict[str, dict[str, Any]]:
-    """Per quantity: mean, sd, 95% HDI and (NUTS only) R-hat and bulk/tail ESS."""
+    """Per quantity: mean, sd, 95% HDI and (NUTS only) R-hat and bulk/tail ESS (None for a
+    quantity the law fixes: :func:`jaxscale.inference.diagnostics.varies`)."""
     names = names or [*fit.law.param_names, *(k for k in fit.law.derived(fit.init) if k in fit.draws)]
     diag = fit.diagnostics
     out = {}
@@ -171,9 +172,9 @@ def summarize(fit: BayesFit, names: list[str] | None = None) -> dict[str, dict[s
         lo, hi = az.hdi(x, hdi_prob=0.95)
         out[name] = {
             "mean": float(np.mean(x)), "sd": float(np.std(x, ddof=1)), "hdi95": [float(lo), float(hi)],
-            "r_hat": diag.r_hat[name] if diag else None,
-            "ess_bulk": diag.ess_bulk[name] if diag else None,
-            "ess_tail": diag.ess_tail[name] if diag else None,
+            "r_hat": diag.r_hat.get(name) if diag else None,
+            "ess_bulk": diag.ess_bulk.get(name) if diag else None,
+            "ess_tail": diag.ess_tail.get(name) if diag else None,
         }
     return out
 
