@@ -205,6 +205,7 @@ def test_allocate_command(tmp_path):
     (["--compute", "1e22", "0", "--unique-tokens", "1e9"], "--compute must be > 0; got 0.0 at index (1,)"),
     (["--compute", "1e22", "--unique-tokens", "1e9", "--r-star-d", "nan"], "--r-star-d must be finite"),
     (["--compute", "1e22", "--unique-tokens", "1e9", "--plot", "/no/such/dir/a.png"], "--plot /no/such/dir/a.png"),
+    (["--compute", "1e22", "--unique-tokens", "1e9", "--plot", "/"], "--plot / is a directory: name the figure's file"),
     (["--compute", "1e22", "--unique-tokens", "lots"], "argument --unique-tokens: invalid float value: 'lots'"),
 ])
 def test_allocate_rejects_bad_input(argv, message):

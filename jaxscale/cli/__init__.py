@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     warnings.formatwarning = lambda message, *_, **__: f"jaxscale {args.command}: warning: {message}\n"
     try:
         return int(args.run(args) or 0)
-    except (ValueError, FileNotFoundError, NotADirectoryError, IsADirectoryError) as err:
+    except (ValueError, OSError) as err:  # bad input, or a path that cannot be read or written
         message = str(err).splitlines()[0] if str(err) else type(err).__name__
         print(f"jaxscale {args.command}: error: {message}", file=sys.stderr)
         return 2

@@ -115,6 +115,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.plot is not None and args.plot.is_dir():
+        raise IsADirectoryError(f"--plot {args.plot} is a directory: name the figure's file, "
+                                f"e.g. {args.plot / 'allocation.png'}")
     if args.plot is not None and not args.plot.parent.is_dir():
         raise FileNotFoundError(f"--plot {args.plot}: directory {args.plot.parent} does not exist")
     params = _params(args)
