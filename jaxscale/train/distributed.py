@@ -49,13 +49,30 @@ def initialize(
 
     ``heartbeat_timeout_s`` (default :data:`HEARTBEAT_TIMEOUT_S`) is how long the others wait for
     a silent process before they stop. Must run before any JAX computation; a second call does
-    nothing.
+    nothing. Raises ValueError for arguments that name no process or address (JAX would fail
+    on them with an IndexError or an unrelated message).
     """
+    check_process_arguments(coordinator, num_processes, process_id, heartbeat_timeout_s)
     if not jax.distributed.is_initialized():
         jax.distributed.initialize(
             coordinator, num_processes, process_id,
             heartbeat_timeout_seconds=heartbeat_timeout_s or HEARTBEAT_TIMEOUT_S,
         )  # fmt: skip
+
+
+def check_process_arguments(coordinator: str | None, num_processes: int | None, process_id: int | None,
+                            heartbeat_timeout_s: int | None) -> None:
+    """``HOST:PORT`` with a port number, at least one process, an id below their number, a
+    positive timeout (each where given)."""
+    host, _, port = (coordinator or "").rpartition(":")
+    if coordinator is not None and not (host and port.isdigit()):
+        raise ValueError(f"--coordinator must be HOST:PORT (e.g. 10.0.0.1:1234); got {coordinator!r}")
+    if num_processes is not None and num_processes < 1:
+        raise ValueError(f"--num-processes must be >= 1; got {num_processes}")
+    if process_id is not None and not 0 <= process_id < (num_processes or process_id + 1):
+        raise ValueError(f"--process-id must be in [0, --num-processes); got {process_id} of {num_processes}")
+    if heartbeat_timeout_s is not None and heartbeat_timeout_s < 1:
+        raise ValueError(f"--heartbeat-timeout must be >= 1 second; got {heartbeat_timeout_s}")
 
 
 def is_main_process() -> bool:
