@@ -66,6 +66,8 @@ def test_named_rates_are_the_training_schedule():
                                np.arange(1, 9) / 10)
     with pytest.raises(ValueError, match="schedule must be one of"):
         named_learning_rates("linear", 0.01, 100)
+    with pytest.raises(ValueError, match=r"final_fraction must be in \[0, 1\]; got 2"):
+        named_learning_rates("cosine", 0.01, 100, 10, 2.0)  # a "decay" up to twice the peak
 
 
 def synthetic_runs(steps: int = 400, every: int = 10) -> pd.DataFrame:
@@ -143,6 +145,13 @@ def test_a_table_of_final_losses_is_refused_naming_the_group(tmp_path, capsys):
     assert main(["curve", str(path), "--fit-runs", "11760_constant,11760_cosine", "--predict", "11760_wsd"]) == 2
     err = capsys.readouterr().err
     assert "n_total=11760: the fitted runs" in err and "have 2 checkpoints" in err and "give every checkpoint" in err
+
+
+def test_named_runs_in_a_table_without_run_identity_are_refused(tmp_path, capsys):
+    path = tmp_path / "runs.csv"
+    synthetic_runs().drop(columns=[rs.RUN_ID]).to_csv(path, index=False)
+    assert main(["curve", str(path), "--fit-runs", "a", "--predict", "b"]) == 2  # an AttributeError before
+    assert "learning curves need run identity" in capsys.readouterr().err
 
 
 def test_fit_refuses_the_law_without_schedule_areas(tmp_path, capsys):

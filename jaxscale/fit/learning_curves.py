@@ -66,8 +66,7 @@ def with_areas(table: RunsTable, lrs: Mapping[str, np.ndarray], decay: float = P
     ``lrs[run_id]`` (runs padded to one length with their last rate, which adds nothing to S2)."""
     if not 0 <= decay <= 1:
         raise ValueError(f"the decay factor lambda must be in [0, 1]; got {decay}")
-    if table.run_id is None or table.step is None:
-        raise ValueError("learning curves need run identity (a run_id column or --run-by) and a step column")
+    check_curves(table)
     ids = list(lrs)
     missing = sorted(set(map(str, table.run_id)) - set(map(str, ids)))
     if missing:
@@ -150,8 +149,15 @@ def check_enough_checkpoints(count: int, fitted: Sequence[str], skip_warmups: fl
         )
 
 
+def check_curves(table: RunsTable) -> None:
+    """The table tells runs and their checkpoints apart (else ValueError saying what is missing)."""
+    if table.run_id is None or table.step is None:
+        raise ValueError("learning curves need run identity (a run_id column or --run-by) and a step column")
+
+
 def check_named(table: RunsTable, names: Sequence[str]) -> None:
     """Every run of ``names`` is in the table (else ValueError naming the first missing)."""
+    check_curves(table)
     missing = [r for r in names if r not in set(table.run_id.astype(str))]
     if missing:
         raise ValueError(f"no run {missing[0]!r} in the table")

@@ -95,6 +95,8 @@ class Schedule:
             )
         if self.kind not in ("constant", "cosine"):
             raise ValueError(f"schedule kind must be 'constant' or 'cosine'; got {self.kind!r}")
+        if not 0 <= self.final_fraction <= 1:  # a decay ends at or below its peak
+            raise ValueError(f"final_fraction must be in [0, 1]; got {self.final_fraction}")
 
     @functools.cached_property
     def optax_schedule(self) -> optax.Schedule:
