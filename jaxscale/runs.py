@@ -315,10 +315,11 @@ def load_runs(
     ``{"source": "ml_scalefit"}``). ``min_rows`` is the least number of rows accepted (default
     5, the parameter count of the Chinchilla law). ``sizes_vary`` (default) refuses a table
     whose N, or whose D, is the same in every row: no law of N and D can be fitted to it; a
-    law of one run's curve (the annealing law, one fit per model size) passes False. Raises ``ValueError`` (one line naming row
-    and column) for a binary file, NaN, inf, values <= 0, missing or non-numeric columns, an
-    empty table, fewer than ``min_rows`` rows, all-equal N or D (see ``sizes_vary``) and duplicate headers; warns
-    when losses look like another unit than nats per token.
+    law of one run's curve (the annealing law, one fit per model size) passes False. Columns are
+    separated by commas, tabs or semicolons (:data:`DELIMITERS`). Raises ``ValueError`` (one line
+    naming row and column) for a binary file, NaN, inf, values <= 0, missing or non-numeric
+    columns, an empty table, fewer than ``min_rows`` rows, all-equal N or D (see ``sizes_vary``)
+    and duplicate headers; warns when losses look like another unit than nats per token.
     """
     frame, origin = _read(source)
     if len(frame) == 0:

@@ -132,7 +132,8 @@ def test_cli_rejects_bad_arguments_with_exit_2(tmp_path, capsys):
     # multi-process arguments are checked before JAX sees them (it raised IndexError on the first)
     for argv, message in ((["--coordinator", "nohostport"], "--coordinator must be HOST:PORT"),
                           (["--num-processes", "0"], "--num-processes must be >= 1"),
-                          (["--num-processes", "2", "--process-id", "2"], "--process-id must be in [0, --num-processes)")):
+                          (["--num-processes", "2", "--process-id", "2"],
+                           "--process-id must be in [0, --num-processes)")):
         assert main(["sweep", "--preset", "smoke", *argv]) == 2
         assert message in capsys.readouterr().err
 

@@ -131,7 +131,8 @@ def _model_size(index: int, entry: Any) -> ModelSize:
 def config_from_dict(raw: dict[str, Any]) -> SweepConfig:
     """A :class:`SweepConfig` from plain data (a parsed JSON/TOML file); unknown keys are errors."""
     if not isinstance(raw, dict):
-        raise ValueError(f"a sweep config is a table of keys (name, sizes, learning_rates, ...); got a {type(raw).__name__}")
+        raise ValueError("a sweep config is a table of keys (name, sizes, learning_rates, ...); "
+                         f"got a {type(raw).__name__}")
     known = {f.name for f in dataclasses.fields(SweepConfig)}
     unknown = sorted(set(raw) - known)
     if unknown:

@@ -102,8 +102,8 @@ class FitResult:
         """Refuse (ValueError) to ``use`` a fit with :meth:`infinite_parameters`, saying why."""
         infinite = self.infinite_parameters()
         if infinite:
-            raise ValueError(f"the Approach-3 fit ran {' and '.join(infinite)} off to infinity on {self.n_points} runs: "
-                             f"they settle no optimum to {use} (add runs; `jaxscale fit` prints the fit)")
+            raise ValueError(f"the Approach-3 fit ran {' and '.join(infinite)} off to infinity on {self.n_points} "
+                             f"runs: they settle no optimum to {use} (add runs; `jaxscale fit` prints the fit)")
 
     @property
     def inputs(self) -> tuple[np.ndarray, ...]:
