@@ -54,6 +54,7 @@ DROPPED_ROW = np.iinfo(np.int32).max  # a row index past every table: its sparse
 RowSteps = tuple[jax.Array, jax.Array]
 #: An output layer's step: summed log-likelihood, the SGD step for h, and the output rows' RowSteps.
 OutputStep = tuple[jax.Array, jax.Array, jax.Array, jax.Array]
+#: One compiled chunk of SGD steps: (params, batches) -> (params, summed negative log-likelihood).
 ChunkStep = Callable[["Word2VecParams", "Batch"], tuple["Word2VecParams", jax.Array]]
 
 
