@@ -6,7 +6,7 @@ import argparse
 import time
 from pathlib import Path
 
-from jaxscale.cli.fit import add_column_arguments, load_columns
+from jaxscale.cli.fit import add_column_arguments, check_bootstrap, load_columns
 
 #: Presets: how runs are grouped and split, and the schedule columns a table lacks.
 PRESETS = {
@@ -50,6 +50,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--every-checkpoint", action="store_true",
                    help="also fit Chinchilla's law with annealing to every checkpoint of the tuned runs and "
                    "compare its exponents with Approach 3 on their last checkpoints")
+    p.add_argument("--bootstrap", type=int, default=0, metavar="R",
+                   help="95%% intervals of alpha and of every prediction from R moving-block resamples of each "
+                   "fitted run's checkpoints, and how many predicted final losses they cover (default: none)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
     p.add_argument("--figure", type=Path, default=None, metavar="PNG", help="draw the fitted and predicted curves")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.set_defaults(run=run)
@@ -85,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     from jaxscale.train.learning_rates import run_learning_rates
 
     start = time.perf_counter()
+    check_bootstrap(args.bootstrap)
     path, plan = _plan(args)
     table = load_columns(args, path, sizes_vary=False)  # one law per model size
     if plan["split"] == "explicit":
@@ -96,10 +101,10 @@ def run(args: argparse.Namespace) -> int:
     if skip < 0:
         raise ValueError(f"--skip-warmups must be >= 0, got {skip}")
     fits = lc.fit_groups(table, lrs, split, plan["group_by"], decay=None if args.fit_decay else args.decay,
-                         skip_warmups=skip)
+                         skip_warmups=skip, resamples=args.bootstrap, seed=args.seed)
     groups = [f.summary() for f in fits]
     numbers = {"runs_table": str(path), "preset": plan["preset"], "lr_source": args.lr_source,
-               "skip_warmups": skip, "groups": groups,
+               "skip_warmups": skip, "bootstrap": args.bootstrap, "seed": args.seed, "groups": groups,
                "final_errors": [dict(e, **f.group) for f in fits for e in f.final_errors().to_dict("records")]}
     if args.every_checkpoint:
         from jaxscale.fit.every_checkpoint import compare_with_final
@@ -118,6 +123,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The summary keys a bootstrap adds (:meth:`jaxscale.fit.learning_curves.CurveFit.summary`).
+BOOTSTRAP_KEYS = ("alpha_ci95", "final_coverage", "bootstrap_refits")
+
+
 def _cell(value) -> str:
     return "undefined" if value is None else f"{value:.3%}" if isinstance(value, float) else str(value)
 
@@ -125,21 +134,34 @@ def _cell(value) -> str:
 def _print(numbers: dict) -> None:
     groups = numbers["groups"]
     keys = [k for k in groups[0] if k not in ("decay", "L0", "A", "C", "alpha", "fitted_runs", "fitted_points",
-                                                 "predicted_runs", "final_mare", "final_max_are", "curve_mare")]
+                                                 "predicted_runs", "final_mare", "final_max_are", "curve_mare",
+                                                 *BOOTSTRAP_KEYS)]
+    intervals = "final_coverage" in groups[0]
     print(f"jaxscale curve: {numbers['runs_table']} (preset {numbers['preset']}, rates {numbers['lr_source']})")
-    header = [*keys, "lambda", "fitted runs", "points", "predicted", "final MARE", "final max", "curve MARE", "alpha"]
+    header = [*keys, "lambda", "fitted runs", "points", "predicted", "final MARE", "final max", "curve MARE", "alpha",
+              *(("alpha 95%", "finals in 95%") if intervals else ())]
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
     for g in groups:
         cells = [*(f"{g[k]:g}" if isinstance(g[k], float) else str(g[k]) for k in keys), f"{g['decay']:g}",
                  str(len(g["fitted_runs"])), str(g["fitted_points"]), str(g["predicted_runs"]),
                  _cell(g["final_mare"]), _cell(g["final_max_are"]), _cell(g["curve_mare"]),
                  "undefined" if g["alpha"] is None else f"{g['alpha']:.3f}"]
+        if intervals:
+            ci = g["alpha_ci95"]
+            coverage = g["final_coverage"]
+            cells += ["undefined" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]",
+                      "undefined" if coverage is None else f"{coverage:.0%}"]
         print("| " + " | ".join(cells) + " |")
     defined = [g["final_mare"] for g in groups if g["final_mare"] is not None]
     runs = sum(g["predicted_runs"] for g in groups)
     errors = [abs(e["relative_error"]) for e in numbers["final_errors"]]
     print(f"{len(groups)} groups, {runs} runs predicted; mean absolute relative error of the final loss over "
           f"runs: {_cell(sum(errors) / len(errors) if len(defined) == len(groups) else None)}")
+    if intervals:
+        covered = sum(e["predicted_lo"] <= e["loss"] <= e["predicted_hi"] for e in numbers["final_errors"])
+        print(f"95% intervals from {numbers['bootstrap']} moving-block resamples of the fitted checkpoints cover "
+              f"{covered} of {len(numbers['final_errors'])} predicted final losses (they hold the curves' noise, "
+              "not a misfit of the law)")
     if "every_checkpoint" in numbers:
         for name, fit in numbers["every_checkpoint"].items():
             low, high = fit["ci95"]["a"]

@@ -127,9 +127,14 @@ def chosen_law(args: argparse.Namespace) -> Law:
     return law_by_name(args.law)
 
 
+def check_bootstrap(resamples: int) -> None:
+    """``--bootstrap`` is 0 (no intervals) or at least 2 resamples."""
+    if resamples < 0 or resamples == 1:
+        raise ValueError(f"--bootstrap must be 0 (none) or >= 2, got {resamples}")
+
+
 def _check_options(args: argparse.Namespace) -> None:
-    if args.bootstrap < 0 or args.bootstrap == 1:
-        raise ValueError(f"--bootstrap must be 0 (none) or >= 2, got {args.bootstrap}")
+    check_bootstrap(args.bootstrap)
     if args.asymmetry is not None and not args.asymmetry > 0:
         raise ValueError(f"--asymmetry must be > 0, got {args.asymmetry}")
     if args.out.exists() and not args.out.is_dir() and not args.no_figures:

@@ -8,7 +8,7 @@ import dataclasses
 import time
 from pathlib import Path
 
-from jaxscale.cli.fit import add_table_arguments, chosen_law, load_table
+from jaxscale.cli.fit import add_table_arguments, check_bootstrap, chosen_law, load_table
 
 QUANTITIES_HELP = """quantities (each a positive function of the law's parameters):
   N*(C), D*(C)   compute-optimal size and tokens at each --compute budget C (C = 6ND)
@@ -69,8 +69,7 @@ def _settings(args: argparse.Namespace):
         raise ValueError("--table-embedding takes gamma, delta from a runs table: not with --preset, --gamma or --delta")
     if args.preset is not None and args.law != "chinchilla":
         raise ValueError("--preset gives chinchilla parameters; --law does not apply")
-    if args.bootstrap < 0 or args.bootstrap == 1:
-        raise ValueError(f"--bootstrap must be 0 (none) or >= 2, got {args.bootstrap}")
+    check_bootstrap(args.bootstrap)
     if args.top < 1:
         raise ValueError(f"--top must be >= 1, got {args.top}")
     if args.out is not None and args.out.exists() and not args.out.is_dir():

@@ -14,6 +14,7 @@ quantities (for Chinchilla a = beta/(alpha+beta), b = alpha/(alpha+beta), G).
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -119,6 +120,27 @@ def cluster_counts(clusters: np.ndarray, n_resamples: int, seed: int) -> np.ndar
     (:func:`resample_counts` over them), and every row takes its cluster's count."""
     labels, inverse = np.unique(np.asarray(clusters), return_inverse=True)
     return resample_counts(len(labels), n_resamples, seed)[:, inverse]
+
+
+def moving_block_counts(series: np.ndarray, order: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """(R, n) counts of a moving-block bootstrap (Kunsch 1989) within each series, e.g. the
+    checkpoints of each run, whose neighbours share their noise, so that resampling them one by
+    one would understate it. The rows of a series, sorted by ``order`` (e.g. the step), are
+    rebuilt from blocks of l = ceil(m^(1/3)) consecutive rows (m the series' length; a block
+    length of that order is optimal for bootstrap variances: Hall, Horowitz & Jing 1995), drawn
+    with replacement among its m - l + 1 blocks until m rows are drawn (the last block cut short)."""
+    rng = np.random.default_rng(seed)
+    counts = np.zeros((n_resamples, len(series)))
+    resample = np.arange(n_resamples)[:, None]
+    for label in np.unique(series):
+        rows = np.flatnonzero(series == label)
+        rows = rows[np.argsort(order[rows], kind="stable")]
+        m = len(rows)
+        length = math.ceil(round(m ** (1 / 3), 12))
+        starts = rng.integers(0, m - length + 1, size=(n_resamples, math.ceil(m / length)))
+        drawn = (starts[..., None] + np.arange(length)).reshape(n_resamples, -1)[:, :m]
+        np.add.at(counts, (resample, rows[drawn]), 1.0)
+    return counts
 
 
 def drawn_rows(counts: np.ndarray, multiple: int = ROW_MULTIPLE) -> tuple[np.ndarray, np.ndarray]:

@@ -30,10 +30,12 @@ from jaxscale.laws.law import Law, array_module
 
 def centres(data: FitData) -> jnp.ndarray:
     """(..., k) row-weighted means of the log of each of the law's k inputs (a leading batch axis
-    is kept; NumPy in, NumPy out)."""
+    is kept; NumPy in, NumPy out). Rows of weight 0 (not drawn, or padding) count for nothing,
+    even where a log input is -inf (the annealing area S2 = 0 of a schedule not yet annealed)."""
     xp = array_module(*data.log_x, data.log_y, data.weights)
     total = xp.sum(data.weights, axis=-1)
-    return xp.stack([xp.sum(data.weights * x, axis=-1) / total for x in data.log_x], -1)
+    drawn = data.weights > 0
+    return xp.stack([xp.sum(data.weights * xp.where(drawn, x, 0.0), axis=-1) / total for x in data.log_x], -1)
 
 
 def _shift(law: Law, vector: ArrayLike, m: ArrayLike, sign: float) -> jnp.ndarray:

@@ -30,11 +30,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
 from jaxscale import runs_schema as rs
+from jaxscale.allocation import interval95
 from jaxscale.fit.approach3 import FitResult, fit_approach3
+from jaxscale.fit.bootstrap import bootstrap, moving_block_counts
 from jaxscale.laws import lr_annealing
 from jaxscale.laws.schedule_areas import PAPER_DECAY, schedule_areas
 from jaxscale.numerics import float64
@@ -88,7 +92,9 @@ def with_areas(table: RunsTable, lrs: Mapping[str, np.ndarray], decay: float = P
 class CurveFit:
     """The law fitted to one group's ``fitted`` runs at decay ``decay``, and its predictions of
     every checkpoint of the ``predicted`` runs (columns run_id, step, loss, predicted, and
-    in_domain: from the declared number of warmups on, where the law is fitted and judged)."""
+    in_domain: from the declared number of warmups on, where the law is fitted and judged; with a
+    bootstrap, predicted_lo and predicted_hi, the 95% interval over ``draws``, the converged
+    refits of :func:`bootstrap_curves`)."""
 
     group: dict[str, Any]
     fit: FitResult
@@ -96,6 +102,7 @@ class CurveFit:
     fitted: tuple[str, ...]
     predicted: tuple[str, ...]
     predictions: pd.DataFrame
+    draws: lr_annealing.LRAnnealingParams | None = None
 
     def final_errors(self) -> pd.DataFrame:
         """The last checkpoint of each predicted run with its relative error (predicted / observed - 1)."""
@@ -111,15 +118,22 @@ class CurveFit:
         judged = self.predictions[self.predictions["in_domain"]]
         curve = (judged["predicted"] / judged[rs.LOSS] - 1).abs()
         defined = bool(len(final)) and bool(np.isfinite(final["relative_error"]).all())
-        return {
+        determined = alpha_determined(self.fit)
+        out = {
             **self.group, "decay": self.decay, **self.fit.params._asdict(),
-            "alpha": float(self.fit.params.alpha) if alpha_determined(self.fit) else None,
+            "alpha": float(self.fit.params.alpha) if determined else None,
             "fitted_runs": list(self.fitted), "fitted_points": self.fit.n_points,
             "predicted_runs": len(self.predicted),
             "final_mare": float(final["relative_error"].abs().mean()) if defined else None,
             "final_max_are": float(final["relative_error"].abs().max()) if defined else None,
             "curve_mare": float(curve.mean()) if defined and np.isfinite(curve).all() else None,
         }
+        if self.draws is not None:
+            inside = (final["predicted_lo"] <= final[rs.LOSS]) & (final[rs.LOSS] <= final["predicted_hi"])
+            out["alpha_ci95"] = [float(b) for b in interval95(self.draws.alpha)] if determined else None
+            out["final_coverage"] = float(inside.mean()) if len(final) else None
+            out["bootstrap_refits"] = len(self.draws.alpha)
+        return out
 
 
 def alpha_determined(fit: FitResult) -> bool:
@@ -178,10 +192,11 @@ def in_domain(curves: RunsTable, lrs: Mapping[str, np.ndarray], runs: Sequence[s
 
 def fit_group(table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Sequence[str], predicted: Sequence[str],
               *, decay: float | None = PAPER_DECAY, skip_warmups: float = TRANSIENT_WARMUPS,
-              group: Mapping[str, Any] | None = None) -> CurveFit:
+              group: Mapping[str, Any] | None = None, resamples: int = 0, seed: int = 0) -> CurveFit:
     """Fit the annealing law to the checkpoints of the runs ``fitted`` from ``skip_warmups`` warmups
     on (:func:`in_domain`; at ``decay``, or the best of :data:`DECAY_GRID` when None) and predict
-    every checkpoint of the runs ``predicted``, marking those from ``skip_warmups`` warmups on."""
+    every checkpoint of the runs ``predicted``, marking those from ``skip_warmups`` warmups on;
+    with ``resamples``, 95% intervals of the predictions (:func:`bootstrap_curves`)."""
     runs = [*fitted, *predicted]
     check_named(table, runs)
     ids = table.run_id.astype(str)
@@ -194,12 +209,36 @@ def fit_group(table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Sequence[
         fits.append((fit_approach3(curves.select(rows), law=lr_annealing.LAW), lam, curves))
     fit, lam, curves = min(fits, key=lambda f: f[0].objective)
     target = curves.select(np.isin(curves.run_id.astype(str), predicted))
+    inputs = target.law_inputs(fit.law.inputs)
     predictions = pd.DataFrame({
         rs.RUN_ID: target.run_id.astype(str), rs.STEP: target.step, rs.LOSS: target.loss,
-        "predicted": fit.predict(*target.law_inputs(fit.law.inputs)),
+        "predicted": fit.predict(*inputs),
         "in_domain": in_domain(target, lrs, predicted, skip_warmups),
     })
-    return CurveFit(dict(group or {}), fit, lam, tuple(fitted), tuple(predicted), predictions)
+    draws = None
+    if resamples:
+        draws = bootstrap_curves(fit, resamples, seed)
+        predictions["predicted_lo"], predictions["predicted_hi"] = interval95(predicted_draws(fit, draws, inputs))
+    return CurveFit(dict(group or {}), fit, lam, tuple(fitted), tuple(predicted), predictions, draws)
+
+
+def bootstrap_curves(fit: FitResult, resamples: int, seed: int) -> lr_annealing.LRAnnealingParams:
+    """The law refitted to ``resamples`` moving-block resamples of each fitted run's checkpoints
+    (:func:`jaxscale.fit.bootstrap.moving_block_counts`: neighbouring checkpoints share their
+    noise), at the fit's decay factor; the converged refits, [R] fields. The intervals they give
+    cover the noise along the fitted curves, not a misfit of the law itself: the coverage of
+    the predicted runs' observed losses says how far that goes."""
+    counts = moving_block_counts(fit.runs.run_id, fit.runs.step, resamples, seed)
+    refits = bootstrap(fit, counts=counts)
+    return type(fit.params)(*(v[refits.converged] for v in refits.params))
+
+
+@float64
+def predicted_draws(fit: FitResult, draws: lr_annealing.LRAnnealingParams, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """[S, n] the law's loss at ``inputs`` (S1, S2 of n checkpoints) under every draw."""
+    inputs = [jnp.asarray(x, jnp.float64) for x in inputs]
+    draws = type(draws)(*(jnp.asarray(v, jnp.float64) for v in draws))
+    return np.asarray(jax.vmap(lambda p: fit.law.evaluate(p, *inputs))(draws))
 
 
 def _runs(group: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
@@ -250,7 +289,7 @@ def explicit_split(fitted: Sequence[str], predicted: Sequence[str]) -> Split:
 
 def fit_groups(table: RunsTable, lrs: Mapping[str, np.ndarray], split: Split, group_by: Sequence[str],
                *, decay: float | None = PAPER_DECAY, skip_warmups: float = TRANSIENT_WARMUPS,
-               progress: bool = True) -> list[CurveFit]:
+               progress: bool = True, resamples: int = 0, seed: int = 0) -> list[CurveFit]:
     """:func:`fit_group` on every group of ``group_by`` columns (e.g. ``n_total``, or ``n_total``
     and ``peak_lr``) that ``split`` gives at least one run to fit and one to predict."""
     frame = table.frame.assign(**{rs.RUN_ID: table.run_id.astype(str)})
@@ -267,7 +306,8 @@ def fit_groups(table: RunsTable, lrs: Mapping[str, np.ndarray], split: Split, gr
     bar = progress_bar(total=len(plans), desc="curve fits", disable=not progress)
     out = []
     for group, fitted, predicted in plans:
-        out.append(fit_group(table, lrs, fitted, predicted, decay=decay, skip_warmups=skip_warmups, group=group))
+        out.append(fit_group(table, lrs, fitted, predicted, decay=decay, skip_warmups=skip_warmups, group=group,
+                             resamples=resamples, seed=seed))
         bar.update(1)
     bar.close()
     return out
