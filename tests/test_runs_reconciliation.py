@@ -76,7 +76,7 @@ def test_reconcile_command_on_a_table(tmp_path, capsys):
     assert "non-embedding size column" in capsys.readouterr().err
     sweep_table().to_csv(path, index=False)
     assert main(["reconcile", "--runs", str(path)]) == 2
-    assert "run identity" in capsys.readouterr().err
+    assert "run identity: a run_id column, or --run-by COLS" in capsys.readouterr().err
 
 
 def test_calibration_counts_coverage_and_errors():
