@@ -161,11 +161,13 @@ def _loss_map(law: Law, inputs: tuple[jnp.ndarray, ...], draws: NamedTuple) -> j
 
 @float64
 def loss_draws(law: Law, draws: NamedTuple, *inputs: ArrayLike) -> np.ndarray:
-    """[S, ...] loss of planned runs at the law's inputs, e.g. (N, D), under every draw ([S] fields)."""
+    """[S, ...] loss of planned runs at the law's inputs, e.g. (N, D), under every draw ([S] fields).
+    An input may be 0 where the law is defined there (the annealing area S2 before any annealing;
+    a size of 0 has an infinite loss)."""
     if len(inputs) != len(law.inputs):
         raise ValueError(f"law {law.name!r} takes {len(law.inputs)} inputs {law.inputs}; got {len(inputs)}")
     for name, x in zip(law.inputs, inputs):
-        check_positive(name, x)
+        check_positive(name, x, zero=True)
     draws = type(draws)(*(jnp.asarray(v, jnp.float64) for v in draws))
     return np.asarray(_loss_map(law, tuple(jnp.asarray(x, jnp.float64) for x in inputs), draws))
 

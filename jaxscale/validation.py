@@ -41,15 +41,16 @@ def check_finite(name: str, x: Any) -> None:
         raise ValueError(f"{name} must be finite; got {_first_bad(bad, a)}")
 
 
-def check_positive(name: str, x: Any) -> None:
-    """Raise ``ValueError`` naming ``name`` unless every value of ``x`` is finite and > 0."""
+def check_positive(name: str, x: Any, zero: bool = False) -> None:
+    """Raise ``ValueError`` naming ``name`` unless every value of ``x`` is finite and > 0
+    (>= 0 with ``zero``)."""
     if is_traced(x):
         return
     check_finite(name, x)
     a = _as_float_array(name, x)
-    bad = ~(a > 0)
+    bad = ~(a >= 0) if zero else ~(a > 0)
     if bad.any():
-        raise ValueError(f"{name} must be > 0; got {_first_bad(bad, a)}")
+        raise ValueError(f"{name} must be {'>= 0' if zero else '> 0'}; got {_first_bad(bad, a)}")
 
 
 def check_params_positive(params: Any) -> None:

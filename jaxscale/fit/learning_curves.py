@@ -30,13 +30,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
 from jaxscale import runs_schema as rs
-from jaxscale.allocation import interval95
+from jaxscale.allocation import interval95, loss_draws
 from jaxscale.fit.approach3 import FitResult, fit_approach3
 from jaxscale.fit.bootstrap import bootstrap, moving_block_counts
 from jaxscale.laws import lr_annealing
@@ -218,7 +216,7 @@ def fit_group(table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Sequence[
     draws = None
     if resamples:
         draws = bootstrap_curves(fit, resamples, seed)
-        predictions["predicted_lo"], predictions["predicted_hi"] = interval95(predicted_draws(fit, draws, inputs))
+        predictions["predicted_lo"], predictions["predicted_hi"] = interval95(loss_draws(fit.law, draws, *inputs))
     return CurveFit(dict(group or {}), fit, lam, tuple(fitted), tuple(predicted), predictions, draws)
 
 
@@ -231,14 +229,6 @@ def bootstrap_curves(fit: FitResult, resamples: int, seed: int) -> lr_annealing.
     counts = moving_block_counts(fit.runs.run_id, fit.runs.step, resamples, seed)
     refits = bootstrap(fit, counts=counts)
     return type(fit.params)(*(v[refits.converged] for v in refits.params))
-
-
-@float64
-def predicted_draws(fit: FitResult, draws: lr_annealing.LRAnnealingParams, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    """[S, n] the law's loss at ``inputs`` (S1, S2 of n checkpoints) under every draw."""
-    inputs = [jnp.asarray(x, jnp.float64) for x in inputs]
-    draws = type(draws)(*(jnp.asarray(v, jnp.float64) for v in draws))
-    return np.asarray(jax.vmap(lambda p: fit.law.evaluate(p, *inputs))(draws))
 
 
 def _runs(group: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
