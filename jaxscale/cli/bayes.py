@@ -168,7 +168,7 @@ def run_grouped(args: argparse.Namespace, start: float) -> int:
 
     table = load_table(args)
     law = chosen_law(args)
-    shared = grouped.exponents(law) if args.share is None else tuple(c.strip() for c in args.share.split(",") if c.strip())
+    shared = law.exponent_names if args.share is None else tuple(c.strip() for c in args.share.split(",") if c.strip())
     grouped.split(table, args.group_by, shared, law)  # bad column or coordinate: exit 2 before sampling
     if args.compare_sharing:
         comparison = grouped.compare_sharing(table, args.group_by, shared, law, _config(args))

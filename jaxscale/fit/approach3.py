@@ -90,8 +90,8 @@ class FitResult:
     def nonpositive_exponents(self) -> dict[str, float]:
         """The law's exponents that the fit put at or below 0 (outside
         :meth:`~jaxscale.laws.law.Law.exponents_positive`: no compute-optimal allocation), by name."""
-        return {k: float(v) for k, v, log in zip(self.law.param_names, self.params, self.law.log_scale)
-                if not log and v <= 0}
+        values = {k: float(getattr(self.params, k)) for k in self.law.exponent_names}
+        return {k: v for k, v in values.items() if v <= 0}
 
     def infinite_parameters(self) -> list[str]:
         """The law's parameters that the fit ran off to infinity (a scale whose log passed float64's

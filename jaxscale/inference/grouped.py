@@ -85,11 +85,6 @@ class GroupedFit:
         return type(self.params)(*(v[:, rows] for v in self.params)), self.by_group["sigma"][:, rows]
 
 
-def exponents(law: Law) -> tuple[str, ...]:
-    """The law's exponents: the vector coordinates that are not log scales (the default shared set)."""
-    return tuple(name for name, log in zip(law.vector_names, law.log_scale) if not log)
-
-
 def split(runs: RunsTable, column: str, shared: Sequence[str], law: Law) -> tuple[models.Groups, tuple[str, ...]]:
     """The groups of ``runs`` named by ``column`` with the coordinates ``shared``, and their
     names. Raises ``ValueError`` naming the column, an unknown coordinate, or a group with

@@ -139,6 +139,11 @@ class Law(Generic[P]):
         return tuple(f"log_{f}" if log else f for f, log in zip(self.param_names, self.log_scale))
 
     @property
+    def exponent_names(self) -> tuple[str, ...]:
+        """The fields that are exponents: those not fitted as log scales."""
+        return tuple(f for f, log in zip(self.param_names, self.log_scale) if not log)
+
+    @property
     def n_params(self) -> int:
         return len(self.log_scale)
 
@@ -172,7 +177,7 @@ class Law(Generic[P]):
         """Whether every exponent of ``params`` (the fields that are not log scales) is > 0, as the
         law defines them; a fit can land outside, where the loss does not fall along an input and
         no optimum or closed form holds. Elementwise over draws ([S] fields give [S])."""
-        exponents = [jnp.asarray(v) > 0 for v, log in zip(params, self.log_scale) if not log]
+        exponents = [jnp.asarray(getattr(params, name)) > 0 for name in self.exponent_names]
         return jnp.all(jnp.stack(exponents), axis=0) if exponents else jnp.asarray(True)
 
     def derived(self, params: P) -> dict[str, Any]:
