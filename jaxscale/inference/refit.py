@@ -73,7 +73,7 @@ def approach3_start(law: Law, runs: RunsTable) -> tuple[NamedTuple, float]:
     fit = fit_approach3(runs, law=law)
     fit.check_settled("start the chains from")
     r = np.log(runs.loss) - np.log(fit.predict(*runs.law_inputs(law.inputs)))
-    start = type(fit.params)(*(v if log else max(v, MIN_START_EXPONENT) for v, log in zip(fit.params, law.log_scale)))
+    start = fit.params._replace(**{k: max(getattr(fit.params, k), MIN_START_EXPONENT) for k in law.exponent_names})
     return start, float(max(1.4826 * np.median(np.abs(r - np.median(r))), 1e-4))
 
 
