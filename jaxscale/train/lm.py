@@ -210,11 +210,11 @@ def eval_loss(params: Any, batches: jax.Array, *, model: TransformerConfig) -> j
     return jnp.mean(jax.lax.map(functools.partial(next_token_loss, model, params), batches))
 
 
-def matmul_peak_flops(n: int = 2048, repeats: int = 5) -> float:
-    """This machine's dense float32 matmul rate (FLOP/s): best of ``repeats`` ``n x n`` products."""
+def matmul_peak_flops(n: int = 2048, repeats: int = 5, dtype: str = "float32") -> float:
+    """This machine's dense matmul rate (FLOP/s) in ``dtype``: best of ``repeats`` ``n x n`` products."""
     key_a, key_b = jax.random.split(jax.random.key(0))
-    a = jax.random.normal(key_a, (n, n), jnp.float32)
-    b = jax.random.normal(key_b, (n, n), jnp.float32)
+    a = jax.random.normal(key_a, (n, n), dtype)
+    b = jax.random.normal(key_b, (n, n), dtype)
     dot = jax.jit(jnp.dot)
     dot(a, b).block_until_ready()
     best = math.inf
