@@ -9,7 +9,7 @@ dropped, started from the Approach-3 optimum (fitted once, outside the timings).
 - jaxscale: :func:`jaxscale.inference.sample.run_nuts`, centred intercepts, dense mass matrix,
   chains in parallel, one CPU device each (this script asks XLA for 4 host devices before JAX
   starts, unless ``XLA_FLAGS`` is already set), with JAX's persistent compilation cache on
-  (:mod:`jaxscale.compilation_cache`; ``--cache-dir``, or ``--no-cache``): the first run fills
+  (:mod:`jaxscale.support.compilation_cache`; ``--cache-dir``, or ``--no-cache``): the first run fills
   the cache, later runs load the compiled programs instead of compiling them.
 - anchor: the same model written the textbook way (log A and log B sampled directly),
   NumPyro's default diagonal mass matrix and ``chain_method="sequential"`` (what
@@ -43,12 +43,13 @@ import numpyro  # noqa: E402
 import numpyro.distributions as dist  # noqa: E402
 from numpyro.infer import MCMC, NUTS, init_to_value  # noqa: E402
 
-from jaxscale import compilation_cache  # noqa: E402
-from jaxscale.inference import derived, models, refit  # noqa: E402
+from jaxscale.core.numerics import float64  # noqa: E402
+from jaxscale.inference import models, refit
 from jaxscale.inference.sample import NutsConfig, chain_method, run_nuts  # noqa: E402
 from jaxscale.laws import chinchilla  # noqa: E402
-from jaxscale.numerics import float64  # noqa: E402
-from jaxscale.runs import drop_highest_loss, load_runs  # noqa: E402
+from jaxscale.reconciliation import per_draw as derived  # noqa: E402
+from jaxscale.runs.table import drop_highest_loss, load_runs  # noqa: E402
+from jaxscale.support import compilation_cache  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "chinchilla_svg_extracted_data.csv"
 NAMES = ("alpha", "beta", "log_A", "log_B", "log_E", "sigma")

@@ -3,13 +3,13 @@ against jaxscale's batched L-BFGS, in the same process, on the same work.
 
 1. Multistart: Epoch's 4500-point initialisation grid, Huber loss (delta 1e-3, sum) on
    log-sum-exp; scipy fits the starts one after another (as Epoch does), jaxscale screens them
-   and minimises the best 128 in one jit-compiled call (:mod:`jaxscale.fit.approach3`; the
+   and minimises the best 128 in one jit-compiled call (:mod:`jaxscale.fitting.approach3`; the
    full grid, ``screen=None``, is run too, to show that it finds the same optimum).
 2. Bootstrap: R resamples of the runs (the same count vectors for both), each refitted from
    the full-data optimum; scipy serially, jaxscale in one call.
 
 jaxscale's times are "cold" (its first call in this process: compilation, or loading the
-compiled program from JAX's persistent cache, :mod:`jaxscale.compilation_cache`, which this
+compiled program from JAX's persistent cache, :mod:`jaxscale.support.compilation_cache`, which this
 script turns on unless ``--no-cache``; the header says how many entries it held) and "warm"
 (the fastest of three more calls). Two scipy anchors: the exact analytic gradient, and Epoch's
 own call with finite differences (``--fd-starts K`` of them, extrapolated). On a slow or shared
@@ -35,12 +35,12 @@ import jax
 import numpy as np
 from scipy.optimize import minimize
 
-from jaxscale import compilation_cache
-from jaxscale.fit import lbfgs
-from jaxscale.fit.approach3 import MULTISTART, fit_approach3
-from jaxscale.fit.bootstrap import WARM_START, bootstrap, resample_counts
+from jaxscale.core import lbfgs
+from jaxscale.fitting.approach3 import MULTISTART, fit_approach3
+from jaxscale.fitting.bootstrap import WARM_START, bootstrap, resample_counts
 from jaxscale.laws.chinchilla import LAW as CHINCHILLA
-from jaxscale.runs import drop_highest_loss, load_runs
+from jaxscale.runs.table import drop_highest_loss, load_runs
+from jaxscale.support import compilation_cache
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "chinchilla_svg_extracted_data.csv"
 DELTA = 1e-3

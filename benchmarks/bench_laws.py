@@ -17,8 +17,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxscale import optimal
 from jaxscale.laws import chinchilla, reconcile
+from jaxscale.optimum import solver as optimal
 
 
 def numpy_eq17(n: np.ndarray, gamma: float, alpha: float, beta: float) -> np.ndarray:

@@ -23,11 +23,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxscale.experiments import presets
-from jaxscale.experiments.sweep import model_config
+from jaxscale.lm import presets
+from jaxscale.lm import train as lm
+from jaxscale.lm.sweep import model_config
+from jaxscale.lm.tokens import TokenBatches
 from jaxscale.models.transformer import flops_per_token, matmul_params, param_counts
-from jaxscale.text.tokens import TokenBatches
-from jaxscale.train import lm
 
 
 def train_throughput(spec: lm.RunSpec, steps: int) -> float:

@@ -83,7 +83,7 @@ def alternating_runs(words: list[str], model: str, loss: str, args, batches: lis
     every run shares the machine's slow and fast phases. Returns gensim's words/s per run and its
     last model, and per batch size jaxscale's words/s per run and its (deterministic) result."""
     from jaxscale.models.word2vec import Word2VecConfig
-    from jaxscale.train.word2vec import prepare_corpus, train_word2vec
+    from jaxscale.word2vec.train import prepare_corpus, train_word2vec
 
     sentences = [words[i : i + 10_000] for i in range(0, len(words), 10_000)]
     vocab, ids = prepare_corpus(words, min_count=5)
@@ -105,7 +105,7 @@ def compare(words: list[str], model: str, loss: str, args, progress: bool) -> di
     (jaxscale's training is deterministic, gensim's with 2 workers is not)."""
     import jax
 
-    from jaxscale.eval.analogy import default_analogy_path, evaluate_analogies
+    from jaxscale.word2vec.analogy import default_analogy_path, evaluate_analogies
 
     gensim_runs, gensim_model, ours = alternating_runs(words, model, loss, args, [args.batch], progress)
     ours_runs, result = ours[args.batch]
@@ -149,7 +149,7 @@ def batch_sweep(words: list[str], args, progress: bool) -> dict:
     batches fill an accelerator but update stale rows, so speed and accuracy trade off."""
     import jax
 
-    from jaxscale.eval.analogy import evaluate_analogies
+    from jaxscale.word2vec.analogy import evaluate_analogies
 
     gensim_runs, gensim_model, ours = alternating_runs(words, "skipgram", "neg", args, args.batches, progress)
     gensim_accuracy = evaluate_analogies(gensim_model.wv.vectors, gensim_model.wv.index_to_key).total
@@ -229,7 +229,8 @@ def profile(ids, vocab, model: str, loss: str, chunks: int) -> dict:
     import numpy as np
 
     from jaxscale.models.word2vec import Word2VecConfig, init_params, make_train_chunk
-    from jaxscale.train.word2vec import epoch_examples, fixed_chunks, to_batches, training_tables
+    from jaxscale.word2vec.examples import epoch_examples, fixed_chunks, to_batches
+    from jaxscale.word2vec.train import training_tables
 
     config = Word2VecConfig(model=model, loss=loss)
     keep, noise, tree = training_tables(vocab, config)
@@ -338,11 +339,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     from jaxscale.cli._output import print_json
-    from jaxscale.text.normalize import read_text8_words
+    from jaxscale.word2vec.normalize import read_text8_words
 
     words = read_text8_words(CORPUS, args.chars)
     if args.profile:
-        from jaxscale.train.word2vec import prepare_corpus
+        from jaxscale.word2vec.train import prepare_corpus
 
         vocab, ids = prepare_corpus(words, min_count=5)
         rows = [profile(ids, vocab, model, loss, args.chunks) for model, loss in ARCHITECTURES]

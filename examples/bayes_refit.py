@@ -16,12 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxscale.allocation import band, loss_draws, optimal_allocation
 from jaxscale.inference import diagnostics, refit
 from jaxscale.inference.sample import NutsConfig
 from jaxscale.laws.chinchilla import EPOCH
+from jaxscale.optimum.allocation import band, loss_draws, optimal_allocation
 from jaxscale.plots import bayes as plots
-from jaxscale.runs import drop_highest_loss, load_runs
+from jaxscale.runs.table import drop_highest_loss, load_runs
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "chinchilla_svg_extracted_data.csv"
 PLANNED = (70e9, 1.4e12)  # Chinchilla itself: 70B parameters, 1.4T tokens

@@ -21,9 +21,9 @@ from pathlib import Path
 import jax
 import pandas as pd
 
-from jaxscale import runs_schema as rs
-from jaxscale.experiments import presets
-from jaxscale.experiments.sweep import format_table, learning_curve_exponent, run_sweep
+from jaxscale.lm import presets
+from jaxscale.lm.sweep import format_table, learning_curve_exponent, run_sweep
+from jaxscale.runs import schema as rs
 
 
 def parse_args() -> argparse.Namespace:

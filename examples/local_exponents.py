@@ -6,8 +6,8 @@ Run: python examples/local_exponents.py
 import jax
 import jax.numpy as jnp
 
-from jaxscale import optimal
 from jaxscale.laws import chinchilla, pearce_song
+from jaxscale.optimum import solver as optimal
 
 
 def my_law(n, d, p):

@@ -19,10 +19,10 @@ import argparse
 import warnings
 from pathlib import Path
 
-from jaxscale.fit.approach1 import fit_approach1
-from jaxscale.fit.approach2 import fit_approach2
-from jaxscale.runs import load_runs
-from jaxscale.runs_reconciliation import reconcile_runs, summary
+from jaxscale.fitting.approach1 import fit_approach1
+from jaxscale.fitting.approach2 import fit_approach2
+from jaxscale.reconciliation.on_runs import reconcile_runs, summary
+from jaxscale.runs.table import load_runs
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 RUN = ["model", "peak_lr", "total_steps", "sweep"]

@@ -2,7 +2,7 @@
 reconciliation's own choices drive the conclusions drawn from Epoch AI's Chinchilla runs.
 
 Each step below is one cell of a notebook; ``jaxscale sensitivity RUNS --drop-highest 5`` runs
-the same study in one command (:func:`jaxscale.sensitivity.study.fit_study`).
+the same study in one command (:func:`jaxscale.sensitivities.study.fit_study`).
 
 1. Fit the Chinchilla law by Approach 3 (Huber loss on log loss, Epoch's 4500 starts).
 2. Name the quantities to study: N*(1e24), D*(1e24), the loss of a Chinchilla-sized run, the
@@ -27,17 +27,17 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxscale.fit.approach3 import fit_approach3
-from jaxscale.fit.bootstrap import bootstrap
+from jaxscale.fitting.approach3 import fit_approach3
+from jaxscale.fitting.bootstrap import bootstrap
 from jaxscale.laws import pearce_song
 from jaxscale.plots import sensitivity as plots
-from jaxscale.reconciliation import EmbeddingFit
-from jaxscale.runs import drop_highest_loss, load_runs
-from jaxscale.sensitivity import influence
-from jaxscale.sensitivity.delta_method import delta_method, log_covariance
-from jaxscale.sensitivity.elasticity import values_and_elasticities
-from jaxscale.sensitivity.quantities import evaluate_draws, law_quantities, stacked
-from jaxscale.sensitivity.reconciliation import KNOBS, reconciliation_sensitivity
+from jaxscale.reconciliation.pipeline import EmbeddingFit
+from jaxscale.reconciliation.sensitivity import KNOBS, reconciliation_sensitivity
+from jaxscale.runs.table import drop_highest_loss, load_runs
+from jaxscale.sensitivities import influence
+from jaxscale.sensitivities.delta_method import delta_method, log_covariance
+from jaxscale.sensitivities.elasticity import values_and_elasticities
+from jaxscale.sensitivities.quantities import evaluate_draws, law_quantities, stacked
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "chinchilla_svg_extracted_data.csv"
 EMBEDDING = EmbeddingFit(pearce_song.GAMMA_PAPER, pearce_song.DELTA_KAPLAN)  # Table A9's gamma, delta = 1/3

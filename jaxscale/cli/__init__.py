@@ -15,10 +15,14 @@ import importlib
 import sys
 import warnings
 
-from jaxscale.compilation_cache import enable_compilation_cache
+from jaxscale.support.compilation_cache import enable_compilation_cache
 
 #: Command modules, in the order ``jaxscale --help`` lists them.
 COMMANDS: tuple[str, ...] = ("reconcile", "sweep", "fit", "curve", "word2vec", "bayes", "sensitivity", "allocate")
+
+
+#: Packages that only the wings' extras install ([lm]: jaxscale sweep; [word2vec]: jaxscale word2vec).
+WING_PACKAGES = ("flax", "orbax", "tokenizers", "gensim")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,6 +53,13 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as err:  # bad input, or a path that cannot be read or written
         message = str(err).splitlines()[0] if str(err) else type(err).__name__
         print(f"jaxscale {args.command}: error: {message}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as err:  # a wing's dependency, not installed
+        if (err.name or "").split(".")[0] not in WING_PACKAGES:
+            raise
+        extra = "word2vec" if args.command == "word2vec" else "lm"
+        print(f"jaxscale {args.command}: error: this command needs {err.name}: pip install 'jaxscale[{extra}]'",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"jaxscale {args.command}: interrupted", file=sys.stderr)

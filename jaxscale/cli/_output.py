@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from jaxscale.io.json_native import json_native
+from jaxscale.support.json_native import json_native
 
 
 def print_json(obj: dict[str, Any]) -> None:

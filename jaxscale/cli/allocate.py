@@ -40,9 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _params(args: argparse.Namespace):
+    from jaxscale.core.validation import check_positive
     from jaxscale.laws import chinchilla
     from jaxscale.laws.data_constrained import MUENNIGHOFF, base_params
-    from jaxscale.validation import check_positive
 
     r_d = MUENNIGHOFF.R_D_star if args.r_star_d is None else args.r_star_d
     r_n = MUENNIGHOFF.R_N_star if args.r_star_n is None else args.r_star_n
@@ -54,8 +54,11 @@ def _params(args: argparse.Namespace):
 
 
 def _numbers(args: argparse.Namespace, params) -> tuple[dict[str, Any], Any, Any]:
-    from jaxscale.allocation import optimal_allocation, optimal_allocation_given_unique_tokens
     from jaxscale.laws import chinchilla, data_constrained
+    from jaxscale.optimum.allocation import (
+        optimal_allocation,
+        optimal_allocation_given_unique_tokens,
+    )
 
     base = data_constrained.base_params(params)
     u = args.unique_tokens
@@ -109,7 +112,7 @@ def _print(numbers: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxscale.numerics import float64
+    from jaxscale.core.numerics import float64
 
     return float64(_run)(args)
 

@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     law = chosen_law(args)
     heldout = None
     if args.holdout_threshold is not None:
-        from jaxscale.fit.holdout import split
+        from jaxscale.fitting.holdout import split
 
         table, heldout = split(table, args.holdout_threshold, args.holdout_by)
     if args.laplace:
@@ -265,8 +265,8 @@ def _print_comparison(numbers: dict) -> None:
 def _write_outputs(fit, reconciled, out: Path) -> list[str]:
     import numpy as np
 
-    from jaxscale.allocation import optimal_allocation
     from jaxscale.inference import diagnostics
+    from jaxscale.optimum.allocation import optimal_allocation
     from jaxscale.plots import bayes as plots
 
     out.mkdir(parents=True, exist_ok=True)

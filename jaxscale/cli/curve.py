@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="profile lambda over 0.9 ... 0.9995 and keep the best fit per group")
     p.add_argument("--skip-warmups", type=float, default=None, metavar="K",
                    help="fit each run's checkpoints from K times its warmup on, 0 for every checkpoint "
-                   "(default: the declared rule, TRANSIENT_WARMUPS of jaxscale.fit.learning_curves)")
+                   "(default: the declared rule, TRANSIENT_WARMUPS of jaxscale.fitting.learning_curves)")
     p.add_argument("--lr-source", choices=("named", "recorded"), default="named",
                    help="per-step rates from the schedule the run's columns name, or interpolated from the "
                    "learning_rate column (default: %(default)s)")
@@ -85,8 +85,8 @@ def _plan(args: argparse.Namespace) -> tuple[Path, dict]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxscale.fit import learning_curves as lc
-    from jaxscale.train.learning_rates import run_learning_rates
+    from jaxscale.fitting import learning_curves as lc
+    from jaxscale.runs.schedules import run_learning_rates
 
     start = time.perf_counter()
     check_bootstrap(args.bootstrap)
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
                "skip_warmups": skip, "bootstrap": args.bootstrap, "seed": args.seed, "groups": groups,
                "final_errors": [dict(e, **f.group) for f in fits for e in f.final_errors().to_dict("records")]}
     if args.every_checkpoint:
-        from jaxscale.fit.every_checkpoint import compare_with_final
+        from jaxscale.fitting.every_checkpoint import compare_with_final
 
         numbers["every_checkpoint"] = compare_with_final(lc.with_areas(table, lrs, args.decay))
     if args.figure is not None:
@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-#: The summary keys a bootstrap adds (:meth:`jaxscale.fit.learning_curves.CurveFit.summary`).
+#: The summary keys a bootstrap adds (:meth:`jaxscale.fitting.learning_curves.CurveFit.summary`).
 BOOTSTRAP_KEYS = ("alpha_ci95", "final_coverage", "bootstrap_refits")
 
 

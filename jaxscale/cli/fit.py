@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the CLI imports its heavy modules only when a command runs
     from jaxscale.laws.law import Law
-    from jaxscale.runs import RunsTable
+    from jaxscale.runs.table import RunsTable
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -91,8 +91,8 @@ def where_conditions(items: list[str]) -> dict[str, str]:
 
 def load_columns(args: argparse.Namespace, path: Path | None = None, sizes_vary: bool = True) -> RunsTable:
     """The validated runs table of :func:`add_column_arguments`' arguments (from ``path`` if given;
-    ``sizes_vary``: see :func:`jaxscale.runs.load_runs`)."""
-    from jaxscale.runs import load_runs
+    ``sizes_vary``: see :func:`jaxscale.runs.table.load_runs`)."""
+    from jaxscale.runs.table import load_runs
 
     run_by = [c.strip() for c in args.run_by.split(",")] if args.run_by else None
     return load_runs(args.runs if path is None else path, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col,
@@ -104,7 +104,11 @@ def load_table(args: argparse.Namespace) -> RunsTable:
     ``--where``, runs named by ``--run-by``, their last checkpoints with ``--final-only``, the
     tuned run at each (N, D) with ``--tuned-only``, then without the ``--drop-highest``
     highest-loss rows, on the ``--basis``."""
-    from jaxscale.runs import best_per_size_and_tokens, drop_highest_loss, final_checkpoints
+    from jaxscale.runs.table import (
+        best_per_size_and_tokens,
+        drop_highest_loss,
+        final_checkpoints,
+    )
 
     if args.drop_highest < 0:
         raise ValueError(f"--drop-highest must be >= 0, got {args.drop_highest}")
@@ -157,9 +161,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _approach3(args: argparse.Namespace, table) -> dict:
-    from jaxscale.allocation import allocation_table, decades_outside
-    from jaxscale.fit.approach3 import fit_approach3
-    from jaxscale.fit.bootstrap import bootstrap
+    from jaxscale.fitting.approach3 import fit_approach3
+    from jaxscale.fitting.bootstrap import bootstrap
+    from jaxscale.optimum.allocation import allocation_table, decades_outside
 
     common = dict(law=chosen_law(args), asymmetry=args.asymmetry)
     fit = fit_approach3(table, **common)
@@ -188,7 +192,7 @@ def _approach3(args: argparse.Namespace, table) -> dict:
     if args.likelihood:
         numbers["likelihood"] = _likelihood(args, table)
     if args.holdout_threshold is not None:
-        from jaxscale.fit.holdout import holdout_check
+        from jaxscale.fitting.holdout import holdout_check
 
         held = holdout_check(table, args.holdout_threshold, by=args.holdout_by, **common)
         numbers["holdout"] = held.summary()
@@ -198,7 +202,7 @@ def _approach3(args: argparse.Namespace, table) -> dict:
 
 
 def _likelihood(args: argparse.Namespace, table) -> dict:
-    from jaxscale.fit.likelihood import fit_likelihood, likelihood_ratio_test
+    from jaxscale.fitting.likelihood import fit_likelihood, likelihood_ratio_test
     from jaxscale.laws import chinchilla
 
     if chosen_law(args) is not chinchilla.LAW:
@@ -227,11 +231,11 @@ def _write_approach3_files(fit, boot, out: Path) -> list[str]:
 
 def _allocation_method(args: argparse.Namespace, table) -> dict:
     if args.method == "approach1":
-        from jaxscale.fit.approach1 import fit_approach1
+        from jaxscale.fitting.approach1 import fit_approach1
 
         result = fit_approach1(table, bootstrap=args.bootstrap, seed=args.seed)
     else:
-        from jaxscale.fit.approach2 import fit_approach2
+        from jaxscale.fitting.approach2 import fit_approach2
 
         result = fit_approach2(table, bootstrap=args.bootstrap, seed=args.seed)
     numbers = {"method": args.method, **result.summary()}
@@ -257,7 +261,7 @@ def _value_text(value, numbers: dict) -> str:
     """A value of the table; None where Approach 1 leaves the law undefined (too few sizes on
     its frontier, counted in ``n_sizes``)."""
     if value is None and "n_sizes" in numbers:
-        from jaxscale.fit.approach1 import undefined_exponent
+        from jaxscale.fitting.approach1 import undefined_exponent
 
         return undefined_exponent(numbers["n_sizes"])
     return _fmt(value)

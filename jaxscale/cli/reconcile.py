@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     if args.runs is not None:
         return run_on_table(args)
     start = time.perf_counter()
-    from jaxscale.reconciliation import PAPER_VALUES, reconcile_spec, summary
+    from jaxscale.reconciliation.pipeline import PAPER_VALUES, reconcile_spec, summary
 
     result = reconcile_spec(args.spec)
     numbers = summary(result)
@@ -73,11 +73,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_on_table(args: argparse.Namespace) -> int:
-    """``jaxscale reconcile --runs TABLE``: :mod:`jaxscale.runs_reconciliation` on the table."""
+    """``jaxscale reconcile --runs TABLE``: :mod:`jaxscale.reconciliation.on_runs` on the table."""
     start = time.perf_counter()
     from jaxscale.cli.fit import where_conditions
-    from jaxscale.runs import load_runs
-    from jaxscale.runs_reconciliation import reconcile_runs, summary
+    from jaxscale.reconciliation.on_runs import reconcile_runs, summary
+    from jaxscale.runs.table import load_runs
 
     if args.bootstrap < 2:
         raise ValueError(f"--bootstrap must be >= 2, got {args.bootstrap}")

@@ -8,7 +8,12 @@ import dataclasses
 import time
 from pathlib import Path
 
-from jaxscale.cli.fit import add_table_arguments, check_bootstrap, chosen_law, load_table
+from jaxscale.cli.fit import (
+    add_table_arguments,
+    check_bootstrap,
+    chosen_law,
+    load_table,
+)
 
 QUANTITIES_HELP = """quantities (each a positive function of the law's parameters):
   N*(C), D*(C)   compute-optimal size and tokens at each --compute budget C (C = 6ND)
@@ -60,8 +65,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _settings(args: argparse.Namespace):
-    from jaxscale.reconciliation import EmbeddingFit
-    from jaxscale.sensitivity.study import StudySettings
+    from jaxscale.reconciliation.pipeline import EmbeddingFit
+    from jaxscale.sensitivities.study import StudySettings
 
     if (args.runs is None) == (args.preset is None):
         raise ValueError("give a runs table or --preset, not both and not neither")
@@ -83,8 +88,8 @@ def _settings(args: argparse.Namespace):
 
 def _table_embedding(table):
     """gamma, delta of N_T = N_E + gamma N_E^delta fitted to the table's model sizes."""
-    from jaxscale.reconciliation import EmbeddingFit, fit_gamma_delta
-    from jaxscale.runs_reconciliation import model_sizes
+    from jaxscale.reconciliation.on_runs import model_sizes
+    from jaxscale.reconciliation.pipeline import EmbeddingFit, fit_gamma_delta
 
     return EmbeddingFit(*(float(v) for v in fit_gamma_delta(*model_sizes(table))))
 
@@ -92,15 +97,15 @@ def _table_embedding(table):
 def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     settings = _settings(args)
-    from jaxscale.sensitivity import study
+    from jaxscale.sensitivities import study
 
     if args.preset is not None:
         from jaxscale.laws import chinchilla
 
         numbers = {"source": f"preset {args.preset}", **study.preset_study(chinchilla.preset(args.preset), settings)}
     else:
-        from jaxscale.allocation import check_nd
-        from jaxscale.fit.approach3 import fit_approach3
+        from jaxscale.fitting.approach3 import fit_approach3
+        from jaxscale.optimum.allocation import check_nd
 
         law = chosen_law(args)
         check_nd(law)  # the study's quantities need a law of N and D: say so before fitting

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the CLI imports its heavy modules only when a command runs
-    from jaxscale.experiments.presets import SweepConfig
-    from jaxscale.experiments.sweep import SweepResult
+    from jaxscale.lm.presets import SweepConfig
+    from jaxscale.lm.sweep import SweepResult
 
 #: The experiments whose loss curves are drawn (scheme 2 is experiment 1).
 FIGURE_EXPERIMENTS = ("experiment 1", "scheme 1", "scheme 3", "scheme 4")
@@ -50,9 +50,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def save_figures(cfg: SweepConfig, result: SweepResult, out: Path) -> list[Path]:
     """The loss curves of each experiment with two runs or more, on both bases, as PNGs in ``out``."""
-    from jaxscale import runs_schema as rs
-    from jaxscale.experiments.sweep import select_runs
+    from jaxscale.lm.sweep import select_runs
     from jaxscale.plots.sweep import curves_figure
+    from jaxscale.runs import schema as rs
 
     paths = []
     for experiment in FIGURE_EXPERIMENTS:
@@ -66,10 +66,9 @@ def save_figures(cfg: SweepConfig, result: SweepResult, out: Path) -> list[Path]
 
 def run(args: argparse.Namespace) -> int:
     from jaxscale.cli._output import print_json
-    from jaxscale.experiments import presets
-    from jaxscale.experiments.sweep import SUMMARY, format_table, run_sweep
-    from jaxscale.io.json_native import write_json
-    from jaxscale.train import distributed
+    from jaxscale.lm import distributed, presets
+    from jaxscale.lm.sweep import SUMMARY, format_table, run_sweep
+    from jaxscale.support.json_native import write_json
 
     if (args.config is None) == (args.preset is None):
         raise ValueError("give exactly one of CONFIG or --preset NAME")

@@ -71,14 +71,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _load_vectors(path: Path):
-    from jaxscale.io.word2vec_format import load_word2vec
+    from jaxscale.word2vec.vector_files import load_word2vec
 
     return load_word2vec(path, binary=path.suffix == ".bin")
 
 
 def run_train(args: argparse.Namespace) -> int:
     from jaxscale.cli._output import print_json
-    from jaxscale.train.word2vec import train_from_file
+    from jaxscale.word2vec.train import train_from_file
 
     options = ("model", "loss", "dim", "window", "negative", "sample", "min_count", "epochs", "alpha", "seed", "batch",
                "neg_row_cap", "examples")
@@ -108,8 +108,8 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_eval(args: argparse.Namespace) -> int:
     from jaxscale.cli._output import print_json
-    from jaxscale.eval.analogy import evaluate_analogies
-    from jaxscale.eval.similarity import DATASETS, dataset_path, evaluate_similarity
+    from jaxscale.word2vec.analogy import evaluate_analogies
+    from jaxscale.word2vec.similarity import DATASETS, dataset_path, evaluate_similarity
 
     vectors, words = _load_vectors(args.vectors)
     result = evaluate_analogies(vectors, words, args.analogies, args.restrict).as_dict()
@@ -136,7 +136,7 @@ def _defined(value: float | None, spec: str, unit: str = "") -> str:
 
 def run_neighbours(args: argparse.Namespace) -> int:
     from jaxscale.cli._output import print_json
-    from jaxscale.eval.neighbours import nearest_neighbours, odd_one_out
+    from jaxscale.word2vec.neighbours import nearest_neighbours, odd_one_out
 
     vectors, words = _load_vectors(args.vectors)
     if args.odd_one_out:
@@ -156,9 +156,9 @@ def run_neighbours(args: argparse.Namespace) -> int:
 
 def save_scaling_report(report: dict, out: Path) -> None:
     """``report.json``, the accuracy grid and the frontier figure under ``out``."""
-    from jaxscale.experiments.word2vec_scaling import error_law_by_name, predicted_error
-    from jaxscale.io.json_native import write_json
     from jaxscale.plots.word2vec import accuracy_grid_figure, frontier_figure
+    from jaxscale.support.json_native import write_json
+    from jaxscale.word2vec.scaling import error_law_by_name, predicted_error
 
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "report.json", report)
@@ -172,7 +172,7 @@ def save_scaling_report(report: dict, out: Path) -> None:
 
 def run_scaling(args: argparse.Namespace) -> int:
     from jaxscale.cli._output import print_json
-    from jaxscale.experiments.word2vec_scaling import (
+    from jaxscale.word2vec.scaling import (
         ScalingGrid,
         check_budget,
         run_published_study,

@@ -5,7 +5,7 @@
 - :mod:`~jaxscale.inference.sample`: NUTS (chains in parallel or in turn), and a Laplace fast path;
 - :mod:`~jaxscale.inference.diagnostics`: R-hat, ESS, divergences, E-BFMI, predictive checks,
   netCDF output;
-- :mod:`~jaxscale.inference.derived`: a, b, G, N*(C), D*(C), planned-run loss and Pearce &
+- :mod:`~jaxscale.reconciliation.per_draw`: a, b, G, N*(C), D*(C), planned-run loss and Pearce &
   Song's reconciled exponent for every posterior draw (jit + vmap);
 - :mod:`~jaxscale.inference.refit`: the pipeline behind ``jaxscale bayes``;
 - :mod:`~jaxscale.inference.compare`: laws ranked by PSIS-LOO (``jaxscale bayes --compare``);

@@ -31,8 +31,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from jaxscale.core.numerics import float64
 from jaxscale.laws.law import Law
-from jaxscale.numerics import float64
 
 R_HAT_MAX = 1.01
 MIN_ESS_PER_CHAIN = 100

@@ -36,16 +36,22 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import arviz as az
 import numpy as np
 
+from jaxscale.core.numerics import float64
 from jaxscale.inference import models
 from jaxscale.inference.compare import Comparison, rank_by_loo
-from jaxscale.inference.diagnostics import Diagnostics
 from jaxscale.inference.compare import report as ranking_report
-from jaxscale.inference.refit import approach3_start, interval, nuts_idata, parameter_draws, summarize
+from jaxscale.inference.diagnostics import Diagnostics
+from jaxscale.inference.refit import (
+    approach3_start,
+    interval,
+    nuts_idata,
+    parameter_draws,
+    summarize,
+)
 from jaxscale.inference.sample import NutsConfig, posterior_mode
 from jaxscale.laws.law import Law, NoisePriors
 from jaxscale.laws.registry import law_by_name
-from jaxscale.numerics import float64
-from jaxscale.runs import RunsTable, group_index
+from jaxscale.runs.table import RunsTable, group_index
 
 #: The name under which :func:`compare_sharing` reports the model that shares nothing.
 NOTHING_SHARED = "share none"

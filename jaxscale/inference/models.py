@@ -57,8 +57,8 @@ import numpyro
 import numpyro.distributions as dist
 from jax.typing import ArrayLike
 
+from jaxscale.core.numerics import float64
 from jaxscale.laws.law import Law, NoisePriors, Normal
-from jaxscale.numerics import float64
 
 _NOISE = {f.name for f in dataclasses.fields(NoisePriors)}
 

@@ -1,6 +1,6 @@
 """A Bayesian refit of a runs table, end to end: the entry point of ``jaxscale bayes``.
 
-1. The Approach-3 optimum (:func:`jaxscale.fit.approach3.fit_approach3`, Huber loss on log
+1. The Approach-3 optimum (:func:`jaxscale.fitting.approach3.fit_approach3`, Huber loss on log
    residuals) gives the starting point, and the MAD of its log residuals the starting sigma.
 2. NUTS (:func:`jaxscale.inference.sample.run_nuts`) samples :func:`~jaxscale.inference.models.law_model`
    of the chosen law, or the Laplace approximation (:func:`~jaxscale.inference.sample.laplace_draws`)
@@ -20,17 +20,22 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 import arviz as az
 import numpy as np
 
-from jaxscale.allocation import derived_draws, loss_draws
-from jaxscale.fit.approach3 import fit_approach3
-from jaxscale.fit.holdout import calibration, extrapolation_distance, extrapolation_scale
-from jaxscale.inference import derived, diagnostics, models
+from jaxscale.core.numerics import float64
+from jaxscale.fitting.approach3 import fit_approach3
+from jaxscale.fitting.holdout import (
+    calibration,
+    extrapolation_distance,
+    extrapolation_scale,
+)
+from jaxscale.inference import diagnostics, models
 from jaxscale.inference.sample import NutsConfig, laplace_draws, run_nuts
 from jaxscale.laws import chinchilla
 from jaxscale.laws.law import Law, NoisePriors
 from jaxscale.laws.registry import law_by_name
-from jaxscale.numerics import float64
-from jaxscale.reconciliation import EmbeddingFit, fit_gamma_delta
-from jaxscale.runs import RunsTable
+from jaxscale.optimum.allocation import derived_draws, loss_draws
+from jaxscale.reconciliation import per_draw as derived
+from jaxscale.reconciliation.pipeline import EmbeddingFit, fit_gamma_delta
+from jaxscale.runs.table import RunsTable
 
 
 @dataclass(frozen=True)
@@ -199,9 +204,9 @@ def predictive_checks(fit: BayesFit, runs: RunsTable, level: float = 0.95) -> di
 @float64
 def holdout_calibration(fit: BayesFit, fitted: RunsTable, heldout: RunsTable, by: str, seed: int = 0) -> dict[str, Any]:
     """Errors and predictive-interval coverage on runs left out of ``fit`` (sampled on
-    ``fitted``; :func:`jaxscale.fit.holdout.calibration`): the point prediction is the posterior
+    ``fitted``; :func:`jaxscale.fitting.holdout.calibration`): the point prediction is the posterior
     median of Lhat, the predictive distribution the posterior predictive, noise scale included,
-    with and without the extrapolation term of :mod:`jaxscale.fit.holdout`."""
+    with and without the extrapolation term of :mod:`jaxscale.fitting.holdout`."""
     inputs = heldout.law_inputs(fit.law.inputs)
     median = np.median(loss_draws(fit.law, fit.params, *inputs), axis=0)
     replicas = diagnostics.posterior_predictive(fit.law, fit.params, fit.draws["sigma"], fit.df, inputs, seed)
@@ -224,8 +229,8 @@ def reconciled_exponent_draws(fit: BayesFit, embedding_uncertainty: bool = False
     fixed at the paper's value or, with ``embedding_uncertainty``, drawn with delta from the
     bootstrap of the Table A9 fit (one pair per draw). With a runs ``table`` of both bases, the
     Step-4 simulation is the table's own instead: gamma and delta fitted to its model sizes,
-    its size range and budget windows (:mod:`jaxscale.runs_reconciliation`)."""
-    from jaxscale.runs_reconciliation import model_sizes, simulation_config
+    its size range and budget windows (:mod:`jaxscale.reconciliation.on_runs`)."""
+    from jaxscale.reconciliation.on_runs import model_sizes, simulation_config
 
     if fit.law is not chinchilla.LAW:
         raise ValueError(f"the reconciled exponent needs the chinchilla law, not {fit.law.name!r}")

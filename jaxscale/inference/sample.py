@@ -33,8 +33,8 @@ from jax.flatten_util import ravel_pytree
 from numpyro.infer import MCMC, NUTS, init_to_value
 from numpyro.infer.util import constrain_fn, initialize_model, unconstrain_fn
 
-from jaxscale.fit.lbfgs import Options, minimize
-from jaxscale.numerics import float64, float64_on_every_thread
+from jaxscale.core.lbfgs import Options, minimize
+from jaxscale.core.numerics import float64, float64_on_every_thread
 
 Model = Callable[..., None]
 
@@ -163,7 +163,7 @@ def laplace_draws(model: Model, *args: Any, init: Mapping[str, Any], draws: int 
     """Draws from the Laplace approximation of the posterior of ``model(*args, **kwargs)``.
 
     The mode z* of the log density in the unconstrained space is found by L-BFGS
-    (:func:`jaxscale.fit.lbfgs.minimize`) from ``init``; the approximation is the Gaussian
+    (:func:`jaxscale.core.lbfgs.minimize`) from ``init``; the approximation is the Gaussian
     N(z*, H^-1), H the Hessian of the potential (negative log density, Jacobians included) at
     z*, pushed through the constraining transforms. Returns every latent and deterministic site,
     ``draws`` values each."""

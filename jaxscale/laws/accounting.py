@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from jax.typing import ArrayLike
 
-from jaxscale.validation import check_positive
+from jaxscale.core.validation import check_positive
 
 
 def embedding_params(d_model: ArrayLike, vocab_size: ArrayLike, context: ArrayLike = 0,

@@ -14,7 +14,7 @@ Pearce & Song Eq. 14 (Hoffmann et al. Eq. 4)::
 :data:`LAW` is the law as fits, posteriors and the generic optimum take it; :data:`TIED` the
 same law with alpha = beta (Hoffmann et al.'s Approach 3 variant). All functions are pure,
 jit/vmap/grad-able and follow the dtype of their inputs (enable x64 for float64, see
-:mod:`jaxscale.numerics`). Concrete arguments are validated; traced ones are not.
+:mod:`jaxscale.core.numerics`). Concrete arguments are validated; traced ones are not.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from jaxscale.core.validation import check_params_positive, check_positive
 from jaxscale.laws.law import Law, NoisePriors, Normal, grid, lse, steps
-from jaxscale.validation import check_params_positive, check_positive
 
 
 class ChinchillaParams(NamedTuple):

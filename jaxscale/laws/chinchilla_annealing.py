@@ -15,8 +15,8 @@ instead of last checkpoints. This combination is jaxscale's (declared before fit
 the README's "every checkpoint" section), not a published law.
 
 The inputs are columns of the runs table that ``jaxscale curve --every-checkpoint`` adds from
-each run's schedule (:func:`jaxscale.fit.every_checkpoint.checkpoint_table`), so the law is fitted
-as any other (:func:`jaxscale.fit.approach3.fit_approach3`, and NUTS through
+each run's schedule (:func:`jaxscale.fitting.every_checkpoint.checkpoint_table`), so the law is fitted
+as any other (:func:`jaxscale.fitting.approach3.fit_approach3`, and NUTS through
 :mod:`jaxscale.inference`).
 
 Log form, overflow-safe: P = LSE(log E, log A - alpha log N, log B - beta log Dt) and
@@ -32,10 +32,10 @@ from typing import NamedTuple
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxscale import runs_schema as rs
 from jaxscale.laws import chinchilla
 from jaxscale.laws.law import Law, NoisePriors, Normal, grid, lse
 from jaxscale.laws.lr_annealing import log_difference
+from jaxscale.runs import schema as rs
 
 
 class ChinchillaAnnealingParams(NamedTuple):

@@ -29,7 +29,7 @@ authors' code in the repository below, which computes U_N = min(N, N_opt(U_D))).
 The law's ``inputs`` are ("N", "D", "U_D"). Fits and posteriors read U_D per run from a runs
 table's ``unique_tokens`` column (``jaxscale fit/bayes --law data-constrained``), and
 ``LAW.given(U_D=u)`` is the law of (N, D) at u unique tokens, which the compute-optimal solver
-of :mod:`jaxscale.optimal` and :func:`jaxscale.allocation.optimal_allocation_given_unique_tokens` take (see
+of :mod:`jaxscale.optimum.solver` and :func:`jaxscale.optimum.allocation.optimal_allocation_given_unique_tokens` take (see
 :meth:`jaxscale.laws.law.Law.given`). ``U_D`` here is the unique-token *budget*: a run that sees
 fewer tokens than the budget sees D unique tokens (U_D = min(U_D, D), as in the authors' code).
 
@@ -47,9 +47,9 @@ from typing import NamedTuple
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
+from jaxscale.core.validation import check_positive
 from jaxscale.laws import chinchilla
 from jaxscale.laws.law import Law, Normal, grid
-from jaxscale.validation import check_positive
 
 
 class DataConstrainedParams(NamedTuple):

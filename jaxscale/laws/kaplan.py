@@ -15,8 +15,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from jaxscale.core.validation import check_params_positive, check_positive
 from jaxscale.laws.law import Law, NoisePriors, Normal, grid, lse, steps
-from jaxscale.validation import check_params_positive, check_positive
 
 PF_DAY_FLOP = 1e15 * 24 * 3600
 

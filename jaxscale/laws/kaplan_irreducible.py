@@ -10,7 +10,7 @@ data that no model removes (Hoffmann et al.'s E). Both at once::
 
 It keeps Eq. 1.5's shared power (more parameters stop helping unless the data grows too) and
 Chinchilla's floor. Under C = 6ND its optimum has no closed form: the generic solver of
-:mod:`jaxscale.optimal` finds it, and N* ∝ C^a only asymptotically, with a local exponent that
+:mod:`jaxscale.optimum.solver` finds it, and N* ∝ C^a only asymptotically, with a local exponent that
 drifts with C.
 """
 

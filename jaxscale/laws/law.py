@@ -7,7 +7,7 @@ A law is its parameters (a NamedTuple in the paper's names, so a JAX pytree) and
 elementwise and overflow-safe (log-sum-exp forms, :func:`lse`), from which the natural-space
 loss is derived, L = exp(log_loss). Everything else is generic over that:
 
-- fitting (:mod:`jaxscale.fit`) works on an unconstrained vector, the parameters with every
+- fitting (:mod:`jaxscale.fitting`) works on an unconstrained vector, the parameters with every
   scale replaced by its logarithm (A -> log A; exponents stay as they are, as in Hoffmann et al.
   2022, Appendix D.2, and Besiroglu et al. 2024): :meth:`Law.to_vector`, :meth:`Law.from_vector`,
   :attr:`Law.vector_names` and the law's default multistart grid :attr:`Law.init_grid`;
@@ -15,12 +15,12 @@ loss is derived, L = exp(log_loss). Everything else is generic over that:
   the law's documented priors (:attr:`Law.priors`; scales as Normal logs, exponents as positive
   truncated Normals; :attr:`Law.centred` names intercepts that are sampled centred on the data);
 - a law of (N, D) is a callable ``law(n, d, params)``, which is what the compute-optimal solver
-  of :mod:`jaxscale.optimal` takes;
+  of :mod:`jaxscale.optimum.solver` takes;
 - :attr:`Law.closed_forms` gives the law's closed-form derived quantities (e.g. Chinchilla's
   a, b, G of Eq. 4) for fits and posterior draws alike;
 - a law of more inputs than two (the data-constrained law of N, D and the unique tokens U_D)
   takes them as further arguments, ``log_loss(params, log_x1, log_x2, log_x3, ...)``: fits and
-  posteriors read them per run from the runs table (:meth:`jaxscale.runs.RunsTable.law_inputs`),
+  posteriors read them per run from the runs table (:meth:`jaxscale.runs.table.RunsTable.law_inputs`),
   and :meth:`Law.given` holds them fixed for the solvers: ``law.given(U_D=1e11)`` is a law of
   (x1, x2) like any other.
 
@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxscale.validation import check_positive
+from jaxscale.core.validation import check_positive
 
 P = TypeVar("P", bound=NamedTuple)
 LogLossFn = Callable[..., jnp.ndarray]  # (params, log_x1, log_x2, *log_fixed) -> log L
@@ -106,7 +106,7 @@ class Law(Generic[P]):
     ``positive`` says whether the loss is positive at every positive input (False for a law
     with a subtracted term, whose ``log_loss`` is NaN where its loss would be <= 0);
     ``needs_independent_inputs`` whether fits need runs whose x1 and x2 do not lie on one line
-    in log space (:mod:`jaxscale.fit.design`): True for a law of model size and data, whose split
+    in log space (:mod:`jaxscale.fitting.design`): True for a law of model size and data, whose split
     between the two such runs cannot determine; False for a law that one line of runs determines.
     """
 
@@ -157,7 +157,7 @@ class Law(Generic[P]):
         return self.evaluate(params, x1, x2)
 
     def __call__(self, x1: ArrayLike, x2: ArrayLike, params: P) -> jnp.ndarray:
-        """The law as ``law(n, d, params)``, the form :mod:`jaxscale.optimal` takes."""
+        """The law as ``law(n, d, params)``, the form :mod:`jaxscale.optimum.solver` takes."""
         return self.loss(x1, x2, params)
 
     def to_vector(self, params: P) -> jnp.ndarray:

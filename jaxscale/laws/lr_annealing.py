@@ -10,10 +10,10 @@ S1 the forward area and S2 the annealing area of the schedule up to step s
 law in S1 is the usual data term with "data" measured as the area under the learning-rate curve;
 the subtracted term is the extra drop that annealing brings. The law is fitted per model size on
 every checkpoint of one or two runs and then predicts the curve of any other schedule of that
-model (:mod:`jaxscale.fit.learning_curves`).
+model (:mod:`jaxscale.fitting.learning_curves`).
 
 Its inputs are (S1, S2), so a runs table serves it once S1 and S2 are columns
-(:meth:`jaxscale.runs.RunsTable.law_inputs`); lambda is not a parameter of the law but of its
+(:meth:`jaxscale.runs.table.RunsTable.law_inputs`); lambda is not a parameter of the law but of its
 inputs (fixed, or profiled by the fitter over a grid). In log form, overflow-safe::
 
     log L = P + log(1 - exp(log C + log S2 - P)),   P = LSE(log L0, log A - alpha log S1),
@@ -30,8 +30,8 @@ from typing import NamedTuple
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxscale import runs_schema as rs
 from jaxscale.laws.law import Law, NoisePriors, Normal, grid, lse
+from jaxscale.runs import schema as rs
 
 
 class LRAnnealingParams(NamedTuple):

@@ -19,7 +19,7 @@ expression above; Eq. 17 is its logarithmic derivative, d log(N + kN^δ)/d log N
 
 :data:`LAW` is Eq. 15 as a :class:`~jaxscale.laws.law.Law` of (N_\\E, D) with the flat
 parameters (A, B, E, α, β, γ, δ); the Step-1 fit of γ, δ to Table A9 is part of the Section-2
-pipeline (:mod:`jaxscale.reconciliation`).
+pipeline (:mod:`jaxscale.reconciliation.pipeline`).
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from jaxscale.core.validation import check_params_positive, check_positive
 from jaxscale.laws import table_a9
 from jaxscale.laws.chinchilla import ChinchillaParams, ChinchillaPriors, epoch_grid
 from jaxscale.laws.law import Law, Normal, lse
-from jaxscale.validation import check_params_positive, check_positive
 
 #: Pearce & Song Section 2, Step 1: the published fit of Eq. 7 to Table A9.
 GAMMA_PAPER = 47491.0
@@ -103,7 +103,7 @@ def log_loss(q: PearceSongParams, log_n: ArrayLike, log_d: ArrayLike) -> jnp.nda
 def loss(n_nonembedding: ArrayLike, d: ArrayLike, q: PearceSongParams) -> jnp.ndarray:
     """Eq. 15 as a law of (N_\\E, D): A/(N + γN**δ)**α + B/D**β + E, with D = C_\\E/(6 N_\\E).
 
-    Written in (N, D) so that the generic solver of :mod:`jaxscale.optimal`, which imposes
+    Written in (N, D) so that the generic solver of :mod:`jaxscale.optimum.solver`, which imposes
     C = 6 N D, optimises over N_\\E under the non-embedding budget C_\\E (Eq. 4)."""
     check_positive("n_nonembedding", n_nonembedding)
     check_positive("d", d)
@@ -147,7 +147,7 @@ def local_exponent_autodiff(n_nonembedding: ArrayLike, q: PearceSongParams) -> j
     """g by automatic differentiation of Eq. 16: 1/g = d log C_\\E / d log N from ``jax.grad``,
     no hand derivative involved (agrees with :func:`local_exponent`, Eq. 17, to rounding). The
     fully generic route, which does not use Eq. 16 either, is
-    :func:`jaxscale.optimal.local_exponent_at_n`."""
+    :func:`jaxscale.optimum.solver.local_exponent_at_n`."""
     check_positive("n_nonembedding", n_nonembedding)
     total_log_compute = lambda log_n: jnp.sum(log_compute_at_optimum(log_n, q))  # noqa: E731
     return 1.0 / jax.grad(total_log_compute)(jnp.log(jnp.asarray(n_nonembedding)))

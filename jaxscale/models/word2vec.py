@@ -139,7 +139,7 @@ class Word2VecParams(NamedTuple):
 
 
 class HuffmanPaths(NamedTuple):
-    """Device copy of a :class:`jaxscale.text.huffman.HuffmanTree`, one int32 per path entry.
+    """Device copy of a :class:`jaxscale.word2vec.huffman.HuffmanTree`, one int32 per path entry.
 
     ``paths[w, j] = 4 n + 2 c + 1`` for the j-th inner node n of w's path and its code c; entries
     past the path's end hold ``4 root`` (valid bit 0). One gather then fetches node, code and
@@ -161,7 +161,7 @@ class Batch(NamedTuple):
     ``path_owner`` the example each entry belongs to. Both are (G, E): the batch's examples
     split into G equal groups (one per device), entries of a group numbered within it, its
     padding entries (valid bit 0) owned by its last example so owners stay sorted
-    (:func:`jaxscale.train.word2vec.pack_paths` builds them). Unused otherwise: (G, 1) zeros.
+    (:func:`jaxscale.word2vec.train.pack_paths` builds them). Unused otherwise: (G, 1) zeros.
     """
 
     inputs: jax.Array

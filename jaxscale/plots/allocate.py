@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from jaxscale.allocation import OptimalAllocation, RepeatedDataAllocation
 from jaxscale.laws.law import Law
+from jaxscale.optimum.allocation import OptimalAllocation, RepeatedDataAllocation
 
 
 def repeated_data_figure(law_given: Law, params: Any, base_law: Law, base_params: Any,
@@ -17,7 +17,7 @@ def repeated_data_figure(law_given: Law, params: Any, base_law: Law, base_params
     """For each budget C, the loss of N = C/(6D) against D/U_D (epochs): ``law_given`` (the
     data-constrained law at U_D) solid, ``base_law`` (Chinchilla, unlimited data) dashed, each
     law's optimum marked (the data-constrained one only where it is determined). The laws follow
-    the dtype of their inputs: call it under x64 (:mod:`jaxscale.numerics`) for float64 curves."""
+    the dtype of their inputs: call it under x64 (:mod:`jaxscale.core.numerics`) for float64 curves."""
     fig = Figure(figsize=(7.0, 4.6), layout="constrained")
     ax = fig.subplots()
     u = best.unique_tokens

@@ -7,8 +7,8 @@ from typing import Mapping, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from jaxscale.allocation import OptimalAllocation, band
-from jaxscale.inference.derived import ReconciledExponents
+from jaxscale.optimum.allocation import OptimalAllocation, band
+from jaxscale.reconciliation.per_draw import ReconciledExponents
 
 #: Values marked on the reconciled-exponent figure (Pearce & Song Eqs. 18-19; Kaplan Eq. 1.7).
 REFERENCE_EXPONENTS = (

@@ -1,5 +1,5 @@
 """Figure of learning-curve fits: per group, the checkpoints of the runs fitted and predicted, and
-the annealing law's curve through each (:mod:`jaxscale.fit.learning_curves`)."""
+the annealing law's curve through each (:mod:`jaxscale.fitting.learning_curves`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.figure import Figure
 
-from jaxscale import runs_schema as rs
-from jaxscale.fit.learning_curves import CurveFit
+from jaxscale.fitting.learning_curves import CurveFit
+from jaxscale.runs import schema as rs
 
 
 def curves_figure(fits: Sequence[CurveFit], max_panels: int = 16) -> Figure:

@@ -7,8 +7,8 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.figure import Figure
 
-from jaxscale.fit.allocation_laws import AllocationLaws
-from jaxscale.fit.approach3 import FitResult
+from jaxscale.fitting.allocation_laws import AllocationLaws
+from jaxscale.fitting.approach3 import FitResult
 
 
 def residual_figure(fit: FitResult) -> Figure:

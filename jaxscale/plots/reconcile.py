@@ -9,8 +9,8 @@ from matplotlib.figure import Figure
 from jaxscale.laws import table_a9
 from jaxscale.plots.log_ticks import plain_log_ticks
 from jaxscale.plots.margins import fixed_margins
-from jaxscale.reconciliation import EmbeddingFit, Reconciliation
-from jaxscale.simulate import BasisFrontier
+from jaxscale.reconciliation.pipeline import EmbeddingFit, Reconciliation
+from jaxscale.reconciliation.simulate import BasisFrontier
 
 
 def log_axes(ax: Axes) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from jaxscale.plots.reconcile import log_axes, embedding_panel
-from jaxscale.runs_reconciliation import RunsReconciliation
+from jaxscale.plots.reconcile import embedding_panel, log_axes
+from jaxscale.reconciliation.on_runs import RunsReconciliation
 
 
 def embedding_fit_figure(result: RunsReconciliation) -> Figure:

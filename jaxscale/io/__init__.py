@@ -1,1 +1,0 @@
-"""jaxscale.io: reading and writing model artefacts in standard formats."""

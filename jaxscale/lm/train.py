@@ -1,0 +1,372 @@
+"""Training one language model: AdamW, warmup + constant/cosine schedule, checkpoints, runs table.
+
+AdamW (Loshchilov & Hutter 2019) with gradient clipping is the optax chain
+``clip_by_global_norm -> scale_by_adam -> add_decayed_weights (matrices only) ->
+scale_by_learning_rate``, i.e. theta <- theta - lr (m_hat / (sqrt(v_hat) + eps) + wd theta),
+applied with ``optax.apply_updates``. The learning rate is an ``optax.inject_hyperparams``
+hyperparameter, a traced value in the optimizer state: the host evaluates the schedule (built
+once per run) and the jitted step writes that value into the state before the update, so every
+learning rate and schedule of a sweep reuses one compiled step per model shape.
+
+Every evaluation point appends one row to the run's curve (``curve.csv``, columns of
+:mod:`jaxscale.runs.schema`): tokens D, N_T, N_\\E, N_E, C_T = 6 N_T D, C_\\E = 6 N_\\E D, learning
+rate, schedule, train and validation loss (``loss`` is the validation loss). State is
+checkpointed (orbax) every ``checkpoint_every`` steps; a restarted run restores the latest
+checkpoint, truncates the curve to it and continues, and since batches are a function of
+(seed, step) it ends with the same curve as an uninterrupted run. A non-finite loss stops the
+run with :class:`TrainingDiverged`; no non-finite state is ever checkpointed.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import functools
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from jaxscale.laws import accounting
+from jaxscale.lm import distributed, sharding
+from jaxscale.lm.tokens import TokenBatches
+from jaxscale.models.transformer import (
+    ParamCounts,
+    TransformerConfig,
+    flops_per_token,
+    init_params,
+    matmul_params,
+    next_token_loss,
+    param_counts,
+)
+from jaxscale.runs import schema as rs
+from jaxscale.runs.schedules import Schedule
+from jaxscale.support.checkpoints import Checkpoints
+from jaxscale.support.progress import progress_bar
+
+CURVE_FILE = "curve.csv"
+DONE_FILE = "done.json"
+SPEC_FILE = "spec.json"
+CURVE_COLUMNS = (
+    rs.RUN_ID, rs.STEP, rs.N_TOTAL, rs.N_NONEMBEDDING, rs.N_EMBEDDING, rs.TOKENS,
+    rs.COMPUTE_TOTAL, rs.COMPUTE_NONEMBEDDING, rs.LOSS, rs.TRAIN_LOSS, rs.VAL_LOSS,
+    rs.LEARNING_RATE, rs.SCHEDULE, rs.PEAK_LR, rs.TOTAL_STEPS, rs.WARMUP_STEPS, rs.FINAL_FRACTION,
+)  # fmt: skip
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss became NaN or infinite; the last good checkpoint is kept."""
+
+
+@dataclasses.dataclass(frozen=True)
+class OptimConfig:
+    """AdamW hyperparameters other than the learning rate (static: part of the compiled step)."""
+
+    b1: float = 0.9
+    b2: float = 0.95
+    eps: float = 1e-8
+    weight_decay: float = 0.0
+    clip_norm: float = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSpec:
+    """Everything that determines one training run."""
+
+    run_id: str
+    model: TransformerConfig
+    schedule: Schedule
+    batch_size: int
+    eval_every: int
+    checkpoint_every: int
+    val_batches: int = 4
+    seed: int = 0
+    optim: OptimConfig = OptimConfig()
+    eval_points: int | None = None  # evaluate at this many log-spaced steps instead of every eval_every
+
+    def __post_init__(self) -> None:
+        for name in ("batch_size", "eval_every", "checkpoint_every", "val_batches"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"RunSpec.{name} must be >= 1; got {getattr(self, name)}")
+        if self.eval_points is not None and self.eval_points < 2:
+            raise ValueError(f"RunSpec.eval_points must be >= 2 or None; got {self.eval_points}")
+
+    @property
+    def tokens_per_step(self) -> int:
+        return self.batch_size * self.model.n_ctx
+
+    @functools.cached_property
+    def eval_steps(self) -> frozenset[int]:
+        """The steps after which the validation loss is logged: every ``eval_every`` steps, or, with
+        ``eval_points``, that many steps evenly spaced in log step from ``eval_every`` to the end
+        (Method 1 reads curves on a log-compute grid, so log spacing resolves every budget
+        alike at a fraction of the evaluations); the last step always."""
+        total = self.schedule.total_steps
+        if self.eval_points is None:
+            steps = range(self.eval_every, total + 1, self.eval_every)
+        else:
+            steps = np.unique(np.round(np.geomspace(min(self.eval_every, total), total, self.eval_points)))
+        return frozenset(int(s) for s in steps) | {total}
+
+
+# ----------------------------------------------------------------------------------------------
+# The compiled functions.
+
+
+def _decay_mask(params: Any) -> Any:
+    """Weight decay on matrices (ndim >= 2) only, not on biases and LayerNorm gains."""
+    return jax.tree_util.tree_map(lambda p: p.ndim >= 2, params)
+
+
+def _adamw(learning_rate: float, optim: OptimConfig) -> optax.GradientTransformation:
+    """AdamW with clipping: the update -lr (m_hat / (sqrt(v_hat) + eps) + wd theta) from the
+    clipped gradient (Loshchilov & Hutter 2019; ``optax.adamw`` after a global-norm clip)."""
+    return optax.chain(
+        optax.clip_by_global_norm(optim.clip_norm),
+        optax.scale_by_adam(optim.b1, optim.b2, optim.eps),
+        optax.add_decayed_weights(optim.weight_decay, mask=_decay_mask),
+        optax.scale_by_learning_rate(learning_rate),
+    )
+
+
+def _optimizer(optim: OptimConfig) -> optax.GradientTransformation:
+    """:func:`_adamw` with the learning rate injected as a hyperparameter of the state (its
+    initial value is a placeholder: :func:`train_step` sets it before every update)."""
+    return optax.inject_hyperparams(_adamw, static_args="optim")(learning_rate=0.0, optim=optim)
+
+
+def init_state(spec: RunSpec) -> dict[str, Any]:
+    """Float32 parameters and AdamW state for ``spec`` (deterministic in ``spec.seed``)."""
+    params = init_params(spec.model, jax.random.key(spec.seed))
+    return {"params": params, "opt_state": _optimizer(spec.optim).init(params)}
+
+
+def learning_rate(state: dict[str, Any]) -> jax.Array:
+    """The learning rate of the last update, as held in the optimizer state."""
+    return state["opt_state"].hyperparams["learning_rate"]
+
+
+@functools.partial(jax.jit, static_argnames=("model", "optim"), donate_argnums=(0,))
+def train_step(
+    state: dict[str, Any], batch: jax.Array, lr: jax.Array, *, model: TransformerConfig, optim: OptimConfig
+) -> tuple[dict[str, Any], jax.Array]:
+    """One AdamW update at learning rate ``lr`` (a traced scalar, so no recompilation per value)
+    on ``batch``: returns the new state and the loss before the update."""
+    loss, grads = jax.value_and_grad(functools.partial(next_token_loss, model))(state["params"], batch)
+    opt_state = state["opt_state"]
+    opt_state = opt_state._replace(hyperparams={**opt_state.hyperparams, "learning_rate": lr})
+    updates, opt_state = _optimizer(optim).update(grads, opt_state, state["params"])
+    return {"params": optax.apply_updates(state["params"], updates), "opt_state": opt_state}, loss
+
+
+@functools.partial(jax.jit, static_argnames=("model",))
+def eval_loss(params: Any, batches: jax.Array, *, model: TransformerConfig) -> jax.Array:
+    """Mean next-token loss over ``batches`` of shape ``(n, batch, n_ctx + 1)``."""
+    return jnp.mean(jax.lax.map(functools.partial(next_token_loss, model, params), batches))
+
+
+def matmul_peak_flops(n: int = 2048, repeats: int = 5, dtype: str = "float32") -> float:
+    """This machine's dense matmul rate (FLOP/s) in ``dtype``: best of ``repeats`` ``n x n`` products."""
+    key_a, key_b = jax.random.split(jax.random.key(0))
+    a = jax.random.normal(key_a, (n, n), dtype)
+    b = jax.random.normal(key_b, (n, n), dtype)
+    dot = jax.jit(jnp.dot)
+    dot(a, b).block_until_ready()
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        dot(a, b).block_until_ready()
+        best = min(best, time.perf_counter() - start)
+    return 2.0 * n**3 / best
+
+
+# ----------------------------------------------------------------------------------------------
+# The curve file.
+
+
+def read_curve(directory: Path) -> list[dict[str, str]]:
+    path = directory / CURVE_FILE
+    if not path.is_file():
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _write_curve(directory: Path, rows: list[dict[str, Any]]) -> None:
+    if jax.process_index() != 0:  # multi-host: one process writes the files
+        return
+    tmp = directory / (CURVE_FILE + ".tmp")
+    with open(tmp, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CURVE_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    tmp.replace(directory / CURVE_FILE)
+
+
+def _append_row(directory: Path, row: dict[str, Any]) -> None:
+    if jax.process_index() != 0:
+        return
+    path = directory / CURVE_FILE
+    new = not path.is_file()
+    with open(path, "a", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CURVE_COLUMNS)
+        if new:
+            writer.writeheader()
+        writer.writerow(row)
+        f.flush()
+
+
+def curve_row(spec: RunSpec, step: int, lr: float, train_loss: float, val_loss: float) -> dict[str, Any]:
+    """One runs-table row (Pearce & Song Eqs. 1-4: C_T = 6 N_T D, C_\\E = 6 N_\\E D)."""
+    counts = run_param_counts(spec.model)
+    tokens = step * spec.tokens_per_step
+    return {
+        rs.RUN_ID: spec.run_id,
+        rs.STEP: step,
+        rs.N_TOTAL: counts.total,
+        rs.N_NONEMBEDDING: counts.nonembedding,
+        rs.N_EMBEDDING: counts.embedding,
+        rs.TOKENS: tokens,
+        rs.COMPUTE_TOTAL: accounting.training_compute(counts.total, float(tokens)),
+        rs.COMPUTE_NONEMBEDDING: accounting.training_compute(counts.nonembedding, float(tokens)),
+        rs.LOSS: val_loss,
+        rs.TRAIN_LOSS: train_loss,
+        rs.VAL_LOSS: val_loss,
+        rs.LEARNING_RATE: lr,
+        rs.SCHEDULE: spec.schedule.kind,
+        rs.PEAK_LR: spec.schedule.peak_lr,
+        rs.TOTAL_STEPS: spec.schedule.total_steps,
+        rs.WARMUP_STEPS: spec.schedule.warmup_steps,
+        rs.FINAL_FRACTION: spec.schedule.final_fraction,
+    }
+
+
+@functools.lru_cache(maxsize=None)
+def run_param_counts(model: TransformerConfig) -> ParamCounts:
+    """:func:`param_counts`, computed once per model shape."""
+    return param_counts(model)
+
+
+# ----------------------------------------------------------------------------------------------
+# The loop.
+
+
+def _check_finite(value: float, spec: RunSpec, step: int, directory: Path, what: str) -> None:
+    if not math.isfinite(value):
+        raise TrainingDiverged(
+            f"run {spec.run_id}: {what} is {value} at step {step} (learning rate "
+            f"{spec.schedule.peak_lr}); stopped, last good checkpoint kept in {directory}"
+        )
+
+
+def train(
+    spec: RunSpec,
+    data: TokenBatches,
+    directory: str | Path,
+    *,
+    mesh: jax.sharding.Mesh | None = None,
+    peak_flops: float | None = None,
+    progress: bool = True,
+    stop_after: int | None = None,
+) -> list[dict[str, str]]:
+    """Train ``spec`` on ``data`` in ``directory`` (resuming from its checkpoint) and return the
+    curve rows. ``stop_after`` ends the process's work early at that step (tests of resumption).
+
+    ``data.batch_size`` and ``data.n_ctx`` must equal the spec's; ``peak_flops`` (FLOP/s, e.g.
+    :func:`matmul_peak_flops`) turns achieved FLOP/s into MFU on the progress bar.
+    """
+    directory = Path(directory)
+    if _claim_directory(spec, directory):
+        return read_curve(directory)
+    if (data.batch_size, data.n_ctx) != (spec.batch_size, spec.model.n_ctx):
+        raise ValueError(
+            f"data batches are ({data.batch_size}, {data.n_ctx}) but run {spec.run_id} needs "
+            f"(batch_size, n_ctx) = ({spec.batch_size}, {spec.model.n_ctx})"
+        )
+    if spec.model.vocab_size < int(np.max(data.ids[: min(len(data.ids), 1_000_000)])) + 1:
+        raise ValueError(f"token ids exceed the model's vocab_size {spec.model.vocab_size}")
+    mesh = mesh if mesh is not None else sharding.data_mesh()
+    sharding.check_divisible(spec.batch_size, mesh)
+
+    state = sharding.replicate(init_state(spec), mesh)
+    val = sharding.shard_global_batch(data.val_batches(spec.val_batches), mesh, batch_axis=1)
+    total = spec.schedule.total_steps
+    end = total if stop_after is None else min(stop_after, total)
+    flops_step = flops_per_token(spec.model, matmul_params(spec.model)) * spec.tokens_per_step
+
+    advice = (
+        f"run {spec.run_id}: its last checkpoint is kept in {directory / 'checkpoints'}; relaunch "
+        "every process with the same command to resume from it"
+    )
+    with Checkpoints(directory / "checkpoints", max_to_keep=1) as ckpt, distributed.lost_process_guard(advice):
+        restored = ckpt.restore(state)
+        state, step = (restored.state, restored.step) if restored is not None else (state, 0)
+        _write_curve(directory, [r for r in read_curve(directory) if int(r[rs.STEP]) <= step])
+        bar = progress_bar(total=total, initial=step, desc=spec.run_id, disable=not progress, leave=False)
+        saved = step
+        losses: list[jax.Array] = []
+        tick, tick_step = time.perf_counter(), step
+        while step < end:
+            lr = spec.schedule(step)
+            batch = sharding.shard_global_batch(data.train_batch(step, spec.seed), mesh)
+            state, loss = train_step(state, batch, jnp.float32(lr), model=spec.model, optim=spec.optim)
+            losses.append(loss)
+            step += 1
+            if step in spec.eval_steps:
+                train_loss = float(jnp.mean(jnp.stack(losses)))
+                losses = []
+                _check_finite(train_loss, spec, step, directory, "training loss")
+                val_loss = float(eval_loss(state["params"], val, model=spec.model))
+                _check_finite(val_loss, spec, step, directory, "validation loss")
+                _append_row(directory, curve_row(spec, step, float(learning_rate(state)), train_loss, val_loss))
+                now = time.perf_counter()
+                rate = (step - tick_step) / max(now - tick, 1e-9)
+                postfix = {"loss": f"{val_loss:.3f}", "tok/s": f"{rate * spec.tokens_per_step:.3g}"}
+                if peak_flops:
+                    postfix["MFU"] = f"{rate * flops_step / peak_flops:.0%}"
+                bar.set_postfix(postfix)
+                tick, tick_step = now, step
+                if step - saved >= spec.checkpoint_every or step == total:
+                    ckpt.save(step, state, {"run_id": spec.run_id, "val_loss": val_loss})
+                    saved = step
+            bar.update(1)
+        bar.close()
+    curve = read_curve(directory)
+    if step == total and distributed.is_main_process():
+        (directory / DONE_FILE).write_text(json.dumps({"final_val_loss": float(curve[-1][rs.LOSS])}))
+    return curve
+
+
+def _claim_directory(spec: RunSpec, directory: Path) -> bool:
+    """Record ``spec`` in ``directory`` and say whether the run there is finished.
+
+    A directory holding a different run is refused, except that a constant-learning-rate run may
+    be extended to more steps (its curve so far is unchanged; it is then unfinished). Every
+    process decides from the files as they were before process 0 rewrites them.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / SPEC_FILE
+    new = json.loads(json.dumps(dataclasses.asdict(spec), default=str))
+    old = json.loads(path.read_text()) if path.is_file() else new
+    extended = (
+        old != new
+        and spec.schedule.kind == "constant"
+        and old["schedule"]["total_steps"] < spec.schedule.total_steps
+        and {**old, "schedule": {**old["schedule"], "total_steps": 0}}
+        == {**new, "schedule": {**new["schedule"], "total_steps": 0}}
+    )
+    if old != new and not extended:
+        raise ValueError(f"{directory} holds a different run than {spec.run_id!r}; use another directory")
+    done = (directory / DONE_FILE).is_file() and not extended
+    distributed.sync(f"claimed {spec.run_id}")
+    if distributed.is_main_process():
+        if extended:
+            (directory / DONE_FILE).unlink(missing_ok=True)
+        path.write_text(json.dumps(new, indent=1))
+    return done

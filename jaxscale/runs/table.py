@@ -1,0 +1,455 @@
+"""The runs table: the one door through which training results enter the fits.
+
+A runs table has one row per evaluation point of a training run: model size N (total
+parameters; optionally non-embedding N_\\E), training tokens D and/or training compute C, and
+the loss. Whichever of D and C is missing is filled from Hoffmann et al. (2022)'s
+approximation (Pearce & Song 2024, Eq. 3), and with N_\\E given, the non-embedding compute
+(Eq. 4) too unless the table has it::
+
+    C = 6 N D,   C_\\E = 6 N_\\E D
+
+Columns are found by name, case-insensitively, under common spellings (Epoch AI's
+``Model Size``, ``Training FLOP``, ``loss``; the canonical names of
+:mod:`jaxscale.runs.schema`; ``N``, ``D``, ``C``, ``params``, ``flops``, ...) or given
+explicitly. Every defect of a table raises ``ValueError`` with one line naming the row and the
+column, so the CLI can report it and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from jaxscale.runs import schema as S
+
+#: Accepted spellings of each role, compared after lower-casing and folding spaces, dashes
+#: and underscores to one underscore. The first role a column matches wins.
+ALIASES: dict[str, tuple[str, ...]] = {
+    S.N_TOTAL: ("n_total", "n", "model_size", "params", "parameters", "num_params",
+                "n_params", "nparams", "total_params", "model_params", "parameter_count"),
+    S.N_NONEMBEDDING: ("n_nonembedding", "n_non_embedding", "non_embedding_params",
+                       "nonembedding_params", "n_ne", "n_no_emb"),
+    S.TOKENS: ("tokens", "d", "training_tokens", "train_tokens", "n_tokens", "num_tokens",
+               "data", "dataset_size"),
+    S.COMPUTE_TOTAL: ("compute_total", "c", "compute", "flops", "flop", "training_flop",
+                      "training_flops", "train_flops", "training_compute", "budget"),
+    S.COMPUTE_NONEMBEDDING: ("compute_nonembedding", "compute_non_embedding", "c_nonembedding", "c_no_emb"),
+    S.LOSS: ("loss", "l", "final_loss", "val_loss", "eval_loss", "validation_loss"),
+    S.RUN_ID: ("run_id", "run", "run_name"),
+    S.STEP: ("step", "steps", "iteration", "current_steps", "current_step"),
+    S.UNIQUE_TOKENS: ("unique_tokens", "u_d", "unique_data", "unique_training_tokens"),
+}
+
+#: Law inputs beyond the model size and the tokens, and the column of a runs table that holds each.
+FURTHER_INPUTS = {"U_D": S.UNIQUE_TOKENS}
+#: Law inputs computed from each run's schedule (``jaxscale curve`` adds them), read as columns.
+SCHEDULE_INPUTS = (S.FORWARD_AREA, S.ANNEALING_AREA, S.FORWARD_TOKENS, S.ANNEALING_STEPS)
+
+#: A loss above this many nats per token is more likely a perplexity or a sum over tokens
+#: (the loss of a uniform guess over a 1M-token vocabulary is 13.8 nats).
+MAX_PLAUSIBLE_LOSS = 20.0
+
+_ROLE_NAMES = {
+    S.N_TOTAL: "model size N",
+    S.N_NONEMBEDDING: "non-embedding model size",
+    S.TOKENS: "training tokens D",
+    S.COMPUTE_TOTAL: "training compute C",
+    S.COMPUTE_NONEMBEDDING: "non-embedding compute",
+    S.LOSS: "loss",
+    S.UNIQUE_TOKENS: "unique tokens U_D",
+}
+
+
+@dataclass(frozen=True)
+class RunsTable:
+    """A validated runs table: float64 arrays, one entry per row.
+
+    ``frame`` is the source table with the recognised columns renamed to the canonical names
+    of :mod:`jaxscale.runs.schema` (other columns kept as they were), D and C (and C_\\E where
+    N_\\E is known) filled in.
+    """
+
+    n: np.ndarray
+    d: np.ndarray
+    c: np.ndarray
+    loss: np.ndarray
+    frame: pd.DataFrame
+    n_nonembedding: np.ndarray | None = None
+    c_nonembedding: np.ndarray | None = None
+    run_id: np.ndarray | None = None
+    step: np.ndarray | None = None
+    unique_tokens: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.loss)
+
+    def law_inputs(self, inputs: tuple[str, ...]) -> tuple[np.ndarray, ...]:
+        """The columns a law of ``inputs`` reads, one per input: the model size (the
+        non-embedding one when the law's first input is ``N_nonembedding``), the tokens column
+        (which holds the law's second input, e.g. steps or words, for laws of other inputs) and
+        each further input's column (:data:`FURTHER_INPUTS`: the unique tokens U_D); for a law of
+        quantities of the schedule (:data:`SCHEDULE_INPUTS`, e.g. the areas S1, S2), the columns
+        it names, which :mod:`jaxscale.fitting.learning_curves` adds."""
+        if set(inputs) & set(SCHEDULE_INPUTS):
+            return self._columns(inputs)
+        return (*self._size_and_tokens(inputs[:2]), *(self._further_input(name) for name in inputs[2:]))
+
+    def _columns(self, inputs: tuple[str, ...]) -> tuple[np.ndarray, ...]:
+        missing = [c for c in inputs if c not in self.frame.columns]
+        if missing:
+            raise ValueError(f"this law reads the schedule areas {', '.join(missing)} of every checkpoint, which the "
+                             "table lacks: fit it with `jaxscale curve`, which computes them from the runs' schedules")
+        return tuple(self.frame[c].to_numpy(dtype=np.float64) for c in inputs)
+
+    def _further_input(self, name: str) -> np.ndarray:
+        column = FURTHER_INPUTS.get(name)
+        if column is None:
+            raise ValueError(f"this law also needs {name}, which a runs table does not hold")
+        values = getattr(self, column)
+        if values is None:
+            raise ValueError(f"this law needs {name} for every run: a column {column!r} "
+                             f"(or {', '.join(ALIASES[column][1:3])}) in the runs table")
+        return values
+
+    def _size_and_tokens(self, inputs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+        if inputs[0] != "N_nonembedding":
+            return self.n, self.d
+        if self.n_nonembedding is None:
+            raise ValueError("this law needs non-embedding model sizes; the table has no n_nonembedding column")
+        return self.n_nonembedding, self.d
+
+    def select(self, mask: np.ndarray) -> "RunsTable":
+        """The rows where ``mask`` (boolean, or integer indices) selects them."""
+        idx = np.arange(len(self))[np.asarray(mask)]
+        return replace(
+            self,
+            n=self.n[idx], d=self.d[idx], c=self.c[idx], loss=self.loss[idx],
+            frame=self.frame.iloc[idx].reset_index(drop=True),
+            **{k: None if getattr(self, k) is None else getattr(self, k)[idx]
+               for k in ("n_nonembedding", "c_nonembedding", "run_id", "step", "unique_tokens")},
+        )
+
+    def in_basis(self, basis: str) -> "RunsTable":
+        """The table with ``n`` and ``c`` on a parameter basis (see :meth:`on_basis`), so that
+        any fitter works on the non-embedding basis unchanged."""
+        n, c = self.on_basis(basis)
+        return replace(self, n=n, c=c)
+
+    def on_basis(self, basis: str) -> tuple[np.ndarray, np.ndarray]:
+        """(model size, compute) on a parameter basis of Pearce & Song (2024), Eqs. 1-4:
+        ``"total"`` gives (N_T, C_T), ``"nonembedding"`` gives (N_\\E, C_\\E = 6 N_\\E D)."""
+        if basis not in S.BASES:
+            raise ValueError(f"basis must be one of {tuple(S.BASES)}; got {basis!r}")
+        if basis == "total":
+            return self.n, self.c
+        if self.n_nonembedding is None:
+            raise ValueError(f"the non-embedding basis needs a column {S.N_NONEMBEDDING!r} in the runs table")
+        return self.n_nonembedding, self.c_nonembedding
+
+
+def _fold(name: str) -> str:
+    return re.sub(r"[\s\-_]+", "_", str(name).strip().lower())
+
+
+def _check_text(path: Path) -> None:
+    """A CSV is text: NUL bytes or undecodable bytes in its first 64 KiB name a binary file."""
+    with path.open("rb") as fh:
+        head = fh.read(1 << 16)
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as err:
+        if err.start < len(head) - 4:  # not merely a character cut at the end of the chunk
+            raise ValueError(f"{path}: a binary file, not a CSV table (undecodable byte at offset {err.start})") from None
+    if b"\0" in head:
+        raise ValueError(f"{path}: a binary file, not a CSV table (NUL bytes)")
+
+
+#: Column separators a runs table may use: commas (CSV), tabs (TSV, spreadsheet copies) or
+#: semicolons (spreadsheets in locales that write decimal commas).
+DELIMITERS = (",", "\t", ";")
+
+
+def _header_of(path: Path) -> tuple[list[str], str]:
+    """The header's column names and the separator it uses: of :data:`DELIMITERS`, the one it
+    holds most often (a comma for a one-column header)."""
+    _check_text(path)
+    with path.open(newline="") as fh:
+        first = fh.readline()
+    if not first.strip():
+        raise ValueError(f"{path}: empty file (no header line)")
+    delimiter = max(DELIMITERS, key=first.count)
+    return next(csv.reader(io.StringIO(first), delimiter=delimiter)), delimiter
+
+
+def _check_header(columns: list[str], where: str) -> None:
+    seen: dict[str, int] = {}
+    for i, name in enumerate(columns):
+        key = _fold(name)
+        if key in seen:
+            raise ValueError(
+                f"{where}: duplicate column {name!r} in header (columns {seen[key] + 1} and {i + 1})"
+            )
+        seen[key] = i
+
+
+def _read(source: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    if isinstance(source, pd.DataFrame):
+        _check_header(list(source.columns), "table")
+        return source.reset_index(drop=True), "table"
+    path = Path(source)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    if path.is_dir():
+        raise IsADirectoryError(f"{path}: is a directory, expected a CSV file")
+    header, delimiter = _header_of(path)
+    _check_header(header, str(path))
+    try:
+        frame = pd.read_csv(path, sep=delimiter, dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path}: not a readable CSV ({str(err).splitlines()[0]})") from None
+    return frame, str(path)
+
+
+def _find(frame: pd.DataFrame, role: str, explicit: str | None, where: str) -> str | None:
+    folded = {_fold(c): c for c in frame.columns}
+    if explicit is not None:
+        if _fold(explicit) not in folded:
+            raise ValueError(
+                f"{where}: column {explicit!r} for {_ROLE_NAMES.get(role, role)} not found; "
+                f"columns are {list(map(str, frame.columns))}"
+            )
+        return folded[_fold(explicit)]
+    hits = [folded[a] for a in ALIASES[role] if a in folded]
+    return hits[0] if hits else None
+
+
+def _row_label(i: int, where: str) -> str:
+    # CSV rows are counted like a spreadsheet would: data row 1 is line 2 of the file.
+    return f"row {i + 1}" + ("" if where == "table" else f" (line {i + 2})")
+
+
+def _cell_text(value: object) -> str:
+    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value).strip()
+
+
+def _numeric(frame: pd.DataFrame, col: str, where: str, *, positive: bool) -> np.ndarray:
+    column = frame[col]
+    if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
+        values = column.to_numpy(dtype=float, na_value=np.nan)
+    else:
+        text = column.map(_cell_text)
+        values = pd.to_numeric(text.where(text != "", "nan"), errors="coerce").to_numpy(float)
+    bad = ~np.isfinite(values) | ((values <= 0) if positive else (values < 0))
+    if not bad.any():
+        return values
+    i = int(np.argmax(bad))
+    v, t = values[i], _cell_text(column.iloc[i])
+    prefix = f"{where}: {_row_label(i, where)}, column {col!r}"
+    if np.isinf(v):
+        raise ValueError(f"{prefix}: infinite value ({t!r})")
+    if not np.isnan(v):
+        raise ValueError(f"{prefix}: must be {'> 0' if positive else '>= 0'}, got {t!r}")
+    if t.lower() in ("", "nan", "na", "none", "null"):
+        raise ValueError(f"{prefix}: missing value (NaN)")
+    if _fold(t) == _fold(col):
+        raise ValueError(f"{prefix}: the header is repeated inside the table")
+    comma = "; write numbers without thousands separators or decimal commas" if "," in t else ""
+    raise ValueError(f"{prefix}: not a number ({t!r}){comma}")
+
+
+def _check_varies(values: np.ndarray, col: str, where: str, symbol: str) -> None:
+    if len(values) > 1 and np.all(values == values[0]):
+        raise ValueError(
+            f"{where}: column {col!r}: all {len(values)} rows have {symbol} = {values[0]:g}; "
+            f"{symbol} must vary to fit a scaling law"
+        )
+
+
+def _run_ids(frame: pd.DataFrame, columns: Sequence[str], where: str) -> np.ndarray:
+    """One identifier per row from the columns that together name a run, e.g.
+    ``model, peak_lr, total_steps, sweep``: "model=m|peak_lr=0.002|..."."""
+    found = [_find(frame, S.RUN_ID, name, where) for name in columns]
+    parts = [frame[col].map(lambda v, col=col: f"{col}={_cell_text(v)}") for col in found]
+    return pd.concat(parts, axis=1).agg("|".join, axis=1).to_numpy()
+
+
+def _warn_units(loss: np.ndarray, col: str, where: str) -> None:
+    high = loss > MAX_PLAUSIBLE_LOSS
+    if high.any():
+        warnings.warn(
+            f"{where}: column {col!r}: {int(high.sum())} of {len(loss)} losses are above "
+            f"{MAX_PLAUSIBLE_LOSS:g} (largest {loss.max():g}); scaling laws expect the mean cross-entropy "
+            "per token in nats: is this a perplexity, a sum over tokens, or in another unit?",
+            stacklevel=3,
+        )
+
+
+def load_runs(
+    source: str | Path | pd.DataFrame,
+    *,
+    n_col: str | None = None,
+    d_col: str | None = None,
+    c_col: str | None = None,
+    loss_col: str | None = None,
+    n_nonembedding_col: str | None = None,
+    run_by: Sequence[str] | None = None,
+    where: Mapping[str, str] | None = None,
+    min_rows: int = 5,
+    sizes_vary: bool = True,
+) -> RunsTable:
+    """Load and validate a runs table from a CSV path or a DataFrame.
+
+    Column names are optional; by default the common spellings in :data:`ALIASES` are
+    recognised. At least N, the loss and one of D or C are required; C = 6 N D fills the
+    other. A run is named by a ``run_id`` column or by the columns ``run_by`` (e.g. ``("model",
+    "peak_lr", "total_steps", "sweep")``); checkpoints of a run are ordered by its ``step``
+    column (or tokens). ``where`` keeps the rows whose column equals the given text (e.g.
+    ``{"source": "ml_scalefit"}``). ``min_rows`` is the least number of rows accepted (default
+    5, the parameter count of the Chinchilla law). ``sizes_vary`` (default) refuses a table
+    whose N, or whose D, is the same in every row: no law of N and D can be fitted to it; a
+    law of one run's curve (the annealing law, one fit per model size) passes False. Columns are
+    separated by commas, tabs or semicolons (:data:`DELIMITERS`). Raises ``ValueError`` (one line
+    naming row and column) for a binary file, NaN, inf, values <= 0, missing or non-numeric
+    columns, an empty table, fewer than ``min_rows`` rows, all-equal N or D (see ``sizes_vary``)
+    and duplicate headers; warns when losses look like another unit than nats per token.
+    """
+    frame, origin = _read(source)
+    if len(frame) == 0:
+        raise ValueError(f"{origin}: the table has a header but no rows")
+    frame = _rows_where(frame, where or {}, origin)
+    return _validated(frame, origin, n_col, d_col, c_col, loss_col, n_nonembedding_col, run_by, min_rows,
+                      sizes_vary)
+
+
+def _rows_where(frame: pd.DataFrame, where: Mapping[str, str], origin: str) -> pd.DataFrame:
+    for name, value in where.items():
+        col = _find(frame, S.RUN_ID, name, origin)
+        frame = frame[frame[col].map(_cell_text) == str(value)]
+        if len(frame) == 0:
+            raise ValueError(f"{origin}: no row has {col} = {value!r}")
+    return frame.reset_index(drop=True)
+
+
+def _validated(frame: pd.DataFrame, where: str, n_col: str | None, d_col: str | None, c_col: str | None,
+               loss_col: str | None, n_nonembedding_col: str | None, run_by: Sequence[str] | None,
+               min_rows: int, sizes_vary: bool) -> RunsTable:
+    cols = {
+        role: _find(frame, role, explicit, where)
+        for role, explicit in (
+            (S.N_TOTAL, n_col), (S.TOKENS, d_col), (S.COMPUTE_TOTAL, c_col),
+            (S.LOSS, loss_col), (S.N_NONEMBEDDING, n_nonembedding_col), (S.COMPUTE_NONEMBEDDING, None),
+            (S.RUN_ID, None), (S.STEP, None), (S.UNIQUE_TOKENS, None),
+        )
+    }
+    for role, flag in ((S.N_TOTAL, "--n-col"), (S.LOSS, "--loss-col")):
+        if cols[role] is None:
+            raise ValueError(
+                f"{where}: no column for {_ROLE_NAMES[role]} (looked for {', '.join(ALIASES[role][:4])}, ...; "
+                f"name it with {flag}); columns are {list(map(str, frame.columns))}"
+            )
+    if cols[S.TOKENS] is None and cols[S.COMPUTE_TOTAL] is None:
+        raise ValueError(
+            f"{where}: no column for training tokens D or compute C (use --d-col or --c-col); "
+            f"columns are {list(map(str, frame.columns))}"
+        )
+    if len(frame) < min_rows:
+        raise ValueError(
+            f"{where}: {len(frame)} rows, fewer than the {min_rows} parameters to fit"
+        )
+    get = {
+        role: _numeric(frame, col, where, positive=True)
+        for role, col in cols.items()
+        if col is not None and role in _ROLE_NAMES
+    }
+    n = get[S.N_TOTAL]
+    d = get[S.TOKENS] if S.TOKENS in get else get[S.COMPUTE_TOTAL] / (6.0 * n)
+    c = get[S.COMPUTE_TOTAL] if S.COMPUTE_TOTAL in get else 6.0 * n * d
+    if sizes_vary:
+        _check_varies(n, cols[S.N_TOTAL], where, "N")
+        _check_varies(d, cols[S.TOKENS] or cols[S.COMPUTE_TOTAL], where, "D")
+    step = None if cols[S.STEP] is None else _numeric(frame, cols[S.STEP], where, positive=False)
+    n_ne = get.get(S.N_NONEMBEDDING)
+    c_ne = None if n_ne is None else get.get(S.COMPUTE_NONEMBEDDING, 6.0 * n_ne * d)
+    _warn_units(get[S.LOSS], cols[S.LOSS], where)
+
+    canonical = frame.rename(columns={col: role for role, col in cols.items() if col is not None})
+    for role, values in ((S.N_TOTAL, n), (S.TOKENS, d), (S.COMPUTE_TOTAL, c), (S.LOSS, get[S.LOSS])):
+        canonical[role] = values
+    if n_ne is not None:
+        canonical[S.N_NONEMBEDDING], canonical[S.COMPUTE_NONEMBEDDING] = n_ne, c_ne
+    if step is not None:
+        canonical[S.STEP] = step
+    if run_by:
+        canonical[S.RUN_ID] = _run_ids(frame, run_by, where)
+    has_runs = bool(run_by) or cols[S.RUN_ID] is not None
+    return RunsTable(
+        n=n, d=d, c=c, loss=get[S.LOSS], frame=canonical,
+        n_nonembedding=n_ne, c_nonembedding=c_ne,
+        run_id=canonical[S.RUN_ID].to_numpy() if has_runs else None,
+        step=step,
+        unique_tokens=get.get(S.UNIQUE_TOKENS),
+    )
+
+
+def from_arrays(n: np.ndarray, d: np.ndarray, loss: np.ndarray, *, n_nonembedding: np.ndarray | None = None,
+                min_rows: int = 5) -> RunsTable:
+    """A runs table from arrays of N, D and loss (and optionally N_\\E): the door for data
+    made in Python, with the same checks as a CSV (:func:`load_runs`)."""
+    columns = {S.N_TOTAL: n, S.TOKENS: d, S.LOSS: loss}
+    if n_nonembedding is not None:
+        columns[S.N_NONEMBEDDING] = n_nonembedding
+    return load_runs(pd.DataFrame({k: np.asarray(v).ravel() for k, v in columns.items()}), min_rows=min_rows)
+
+
+def without_highest(loss: np.ndarray, k: int) -> np.ndarray:
+    """Indices (ascending) of all rows but the ``k`` of highest loss."""
+    if not 0 <= k < len(loss):
+        raise ValueError(f"drop_highest must be in [0, {len(loss) - 1}], got {k}")
+    return np.sort(np.argsort(np.asarray(loss), kind="stable")[: len(loss) - k])
+
+
+def final_checkpoints(table: RunsTable) -> RunsTable:
+    """The last checkpoint of every run (largest step, or most tokens when there is no step
+    column): the finished, annealed runs that Approach 3 and the Chinchilla law describe."""
+    if table.run_id is None:
+        raise ValueError("final checkpoints need run identity: a run_id column, or the columns that name a "
+                         "run (--run-by, e.g. model,peak_lr,total_steps,sweep)")
+    order = table.d if table.step is None else table.step
+    last = pd.DataFrame({"run": table.run_id, "order": order}).groupby("run", sort=False)["order"].idxmax()
+    return table.select(np.sort(last.to_numpy()))
+
+
+def best_per_size_and_tokens(table: RunsTable) -> RunsTable:
+    """At each (N, D), only the row of lowest loss: of runs that differ only in a hyperparameter
+    swept (a learning-rate sweep), the tuned one. Laws like Chinchilla's describe tuned runs;
+    the mis-tuned rest of a sweep lies above them and pulls a fit off the law."""
+    best = pd.DataFrame({"n": table.n, "d": table.d, "loss": table.loss}).groupby(["n", "d"])["loss"].idxmin()
+    return table.select(np.sort(best.to_numpy()))
+
+
+def drop_highest_loss(table: RunsTable, k: int) -> RunsTable:
+    """The table without its ``k`` highest-loss rows (Besiroglu et al. 2024 drop 5)."""
+    return table.select(without_highest(table.loss, k))
+
+
+def group_index(table: RunsTable, column: str) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Each row's group (0 .. k - 1) and the k group names in sorted order, from the column
+    ``column`` that names a row's dataset (found case-insensitively, like every column).
+    Raises ``ValueError`` naming the column when it is missing, or the row whose cell is empty."""
+    folded = {_fold(c): c for c in table.frame.columns}
+    if _fold(column) not in folded:
+        raise ValueError(f"no column {column!r} to group by; columns are {list(map(str, table.frame.columns))}")
+    text = table.frame[folded[_fold(column)]].map(_cell_text).to_numpy()
+    empty = np.flatnonzero(text == "")
+    if empty.size:
+        raise ValueError(f"{_row_label(int(empty[0]), 'table')}: no group in column {column!r}")
+    labels, index = np.unique(text, return_inverse=True)
+    return index, tuple(str(label) for label in labels)

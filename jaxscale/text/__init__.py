@@ -1,1 +1,0 @@
-"""Text in: corpus reading, tokenisation, vocabularies."""

@@ -1,0 +1,204 @@
+"""What the data cannot determine is refused or reported undefined, never printed as a number:
+runs on one line in (log N, log D) are refused; a fitted exponent <= 0 leaves Chinchilla's a, b, G
+and the allocation undefined; bootstrap intervals are taken over the resamples where a quantity is
+defined, and say in how many it is not."""
+
+from __future__ import annotations
+
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+import pytest
+
+from jaxscale.cli import main
+from jaxscale.fitting.approach3 import fit_approach3
+from jaxscale.fitting.bootstrap import BootstrapResult
+from jaxscale.fitting.design import ROUNDING_SPREAD, check_runs, spread_across_line
+from jaxscale.laws import chinchilla as ch
+from jaxscale.laws import lr_annealing
+from jaxscale.optimum.allocation import interval95, optimal_allocation
+from jaxscale.runs import schema as rs
+from jaxscale.runs.table import from_arrays, load_runs
+from tests.conftest import shared_data_file
+
+GRID = ch.LAW.init_grid()[::45]
+
+
+def law_runs(n, d, p=ch.EPOCH, noise=0.01, seed=0):
+    rng = np.random.default_rng(seed)
+    with jax.enable_x64(True):
+        loss = np.asarray(ch.loss(n, d, p)) * np.exp(rng.normal(0.0, noise, np.size(n)))
+    return from_arrays(n, d, loss)
+
+
+def two_digits(x):
+    """x written to two significant digits, as published tables write token counts."""
+    return np.array([float(f"{v:.1e}") for v in x])
+
+
+def test_spread_is_the_rms_distance_from_the_line_in_decades():
+    t = np.repeat(np.linspace(8.0, 10.0, 20), 2)
+    offsets = np.tile([0.05, -0.05], 20)  # perpendicular to the 45-degree line, in decades
+    x1, x2 = 10 ** (t - offsets / np.sqrt(2)), 10 ** (t + 1.3 + offsets / np.sqrt(2))
+    assert spread_across_line(x1, x2) == pytest.approx(0.05, rel=1e-9)
+    assert spread_across_line(10 ** t, 10 ** (0.8 * t + 2)) < 1e-12
+
+
+def test_one_tokens_per_parameter_ratio_is_refused_even_when_rounded():
+    n = np.geomspace(7e7, 1.6e10, 30)
+    with pytest.raises(ValueError, match=r"one line in \(log N, log D\): D ∝ N\^1\.00.*undetermined"):
+        fit_approach3(law_runs(n, two_digits(20 * n)), grid=GRID)
+    assert spread_across_line(n, two_digits(20 * n)) <= ROUNDING_SPREAD
+
+
+def test_runs_at_three_ratios_are_fitted():
+    n = np.repeat(np.geomspace(7e7, 1.6e10, 10), 3)
+    runs = law_runs(n, n * np.tile([5.0, 20.0, 80.0], 10))
+    check_runs(ch.LAW, runs)  # 0.24 decades across the line
+    assert fit_approach3(runs, grid=GRID).params.beta > 0
+
+
+def test_a_law_without_an_exponent_on_its_second_input_is_not_held_to_the_rule():
+    n = np.geomspace(1e8, 1e10, 8)
+    runs = load_runs(pd.DataFrame({rs.N_TOTAL: n, rs.TOKENS: 20 * n, rs.LOSS: 3.0 - 0.1 * np.arange(8),
+                                   rs.FORWARD_AREA: n / 1e6, rs.ANNEALING_AREA: n / 1e7}))  # both pairs on a line
+    check_runs(lr_annealing.LAW, runs)  # C S2: one line of runs determines it
+    with pytest.raises(ValueError, match="one line"):
+        check_runs(ch.LAW, runs)
+
+
+def test_cli_refuses_a_one_line_table_with_exit_2(tmp_path, capsys):
+    n = np.geomspace(1e8, 1e10, 8)
+    path = tmp_path / "runs.csv"
+    path.write_text("N,D,loss\n" + "".join(f"{a:.6g},{20 * a:.6g},{3.0 - 0.1 * i}\n" for i, a in enumerate(n)))
+    code = main(["fit", str(path), "--out", str(tmp_path / "o")])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and "one line" in err and len(err.strip().splitlines()) == 1
+
+
+def rising_with_d():
+    """Runs whose loss rises slowly with D: the fit's beta is < 0, so no allocation exists."""
+    rng = np.random.default_rng(1)
+    n = np.exp(rng.uniform(np.log(1e7), np.log(1e11), 60))
+    d = np.exp(rng.uniform(np.log(1e9), np.log(1e12), 60))
+    return n, d, (1.7 + 400 * n ** -0.34) * (d / 1e10) ** 0.01
+
+
+def rising_csv(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text("N,D,loss\n" + "".join(f"{a:.17g},{b:.17g},{c:.17g}\n" for a, b, c in zip(*rising_with_d())))
+    return path
+
+
+def test_a_negative_exponent_leaves_the_allocation_undefined():
+    fit = fit_approach3(from_arrays(*rising_with_d()), grid=GRID)
+    assert fit.params.beta < 0
+    summary = fit.summary()
+    assert all(np.isnan(summary[k]) for k in ("a", "b", "G"))
+    assert np.isnan(optimal_allocation(fit.law, fit.params, [1e20, 1e22]).n).all()
+    defined = fit.params._replace(beta=0.3)
+    assert np.isfinite(optimal_allocation(fit.law, defined, [1e20, 1e22]).n).all()
+    assert ch.closed_forms(defined)["a"] == pytest.approx(0.3 / (0.3 + fit.params.alpha))
+
+
+def test_cli_prints_undefined_and_says_why(tmp_path, capsys):
+    path = rising_csv(tmp_path)
+    code = main(["fit", str(path), "--no-figures", "--bootstrap", "50", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    numbers = json.loads(out)
+    assert code == 0 and numbers["beta"] < 0
+    assert numbers["a"] is None and numbers["allocation"]["N"] == [None]
+    assert "beta <= 0" in numbers["note"]
+    assert 0 < numbers["undefined"]["a"] <= 1 and 0 < numbers["allocation"]["undefined_fraction"][0] <= 1
+    code = main(["fit", str(path), "--no-figures"])
+    out = capsys.readouterr().out
+    assert code == 0 and "a                      undefined" in out and "allocation.N                       undefined" in out
+
+
+def test_a_scale_that_overflowed_has_no_allocation():
+    p = ch.EPOCH._replace(B=np.inf)
+    assert np.isnan(optimal_allocation(ch.LAW, p, [1e22]).n).all()
+
+
+def test_a_scale_at_infinity_leaves_every_closed_form_undefined():
+    assert all(np.isnan(v) for v in ch.LAW.derived(ch.EPOCH._replace(A=np.inf)).values())
+    assert all(np.isfinite(v) for v in ch.LAW.derived(ch.EPOCH).values())
+
+
+def test_a_fit_that_runs_a_scale_off_to_infinity_is_reported_and_not_used(capsys):
+    # Epoch's table less its 240 highest losses: 5 runs for 5 parameters, and the fit runs A off
+    # to infinity (alpha with it); that crashed the fit's report, sensitivity and bayes
+    table = ["fit", str(shared_data_file("chinchilla_svg_extracted_data.csv")), "--drop-highest", "240"]
+    assert main([*table, "--no-figures", "--json"]) == 0
+    numbers = json.loads(capsys.readouterr().out)
+    assert numbers["A"] is None and numbers["a"] is None and numbers["allocation"]["N"] == [None]
+    assert "fitted A ran off to infinity on 5 runs" in numbers["note"]
+    for command in (["sensitivity", *table[1:]], ["bayes", *table[1:], "--no-progress"]):
+        assert main(command) == 2
+        assert "ran A off to infinity on 5 runs: they settle no optimum" in capsys.readouterr().err
+
+
+def test_intervals_skip_undefined_draws_and_keep_infinite_bounds():
+    draws = np.concatenate([np.arange(1.0, 101.0), [np.nan] * 50])
+    lo, hi = interval95(draws)
+    assert (lo, hi) == pytest.approx(tuple(np.percentile(np.arange(1.0, 101.0), [2.5, 97.5])))
+    lo, hi = interval95(np.concatenate([np.arange(1.0, 91.0), [np.inf] * 10]))
+    assert np.isfinite(lo) and hi == np.inf
+    assert np.isnan(interval95(np.full(5, np.nan))).all()
+
+
+def test_bootstrap_summaries_count_undefined_resamples():
+    beta = np.array([0.3, 0.25, -0.1, 0.35, 0.28, -0.05, 0.31, 0.29])
+    params = ch.EPOCH._replace(**{k: np.full(8, v) for k, v in ch.EPOCH._asdict().items() if k != "beta"}, beta=beta)
+    boot = BootstrapResult(law=ch.LAW, params=params, vectors=np.asarray(ch.LAW.to_vector(params)),
+                           objective=np.zeros(8), converged=np.ones(8, bool), seed=0, seconds=0.0)
+    assert boot.undefined() == {"a": 0.25, "b": 0.25, "G": 0.25}
+    a = boot.draws["a"][beta > 0]
+    assert boot.se()["a"] == pytest.approx(np.std(a, ddof=1))
+    assert boot.ci95()["a"] == pytest.approx(tuple(np.percentile(a, [2.5, 97.5])))
+    assert boot.se()["beta"] == pytest.approx(np.std(beta, ddof=1))
+
+
+def test_bayesian_start_moves_a_negative_exponent_into_the_prior_support():
+    from jaxscale.inference.refit import MIN_START_EXPONENT, approach3_start
+
+    runs = from_arrays(*rising_with_d())
+    start, sigma = approach3_start(ch.LAW, runs)
+    fit = fit_approach3(runs)
+    assert fit.params.beta < 0 and start.beta == MIN_START_EXPONENT
+    assert start.alpha == fit.params.alpha and start.A == fit.params.A and sigma > 0
+
+
+def test_sensitivity_refuses_a_fit_without_an_optimum(tmp_path, capsys):
+    path = rising_csv(tmp_path)
+    code = main(["sensitivity", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and "beta = -" in err and "do not exist" in err
+
+
+def test_a_stationary_point_that_is_a_maximum_is_no_optimum():
+    from jaxscale.optimum.solver import optimal_log_n, stationary_log_n
+
+    def hump(n, d, params):  # the loss along any budget peaks at N = e^20
+        return 5.0 - 0.01 * (jnp.log(n) - 20.0) ** 2
+
+    with jax.enable_x64(True):
+        log_c = jnp.log(jnp.asarray([1e20, 1e22]))
+        assert np.allclose(stationary_log_n(hump, None, log_c), 20.0)
+        assert np.isnan(optimal_log_n(hump, None, log_c)).all()
+
+
+def test_an_exponent_at_or_below_zero_has_no_allocation_whatever_the_solver_finds():
+    """With both exponents < 0 the loss grows with N and with D, and along a budget it still has a
+    minimum; the law is outside its definition (exponents are positive) and has no allocation."""
+    from jaxscale.optimum.solver import optimal_log_n
+
+    upside_down = ch.EPOCH._replace(alpha=-0.3, beta=-0.3)
+    with jax.enable_x64(True):
+        assert np.isfinite(optimal_log_n(ch.LAW, upside_down, jnp.log(1e22)))
+    assert np.isnan(optimal_allocation(ch.LAW, upside_down, [1e22]).n).all()
+    assert np.isfinite(optimal_allocation(ch.LAW, ch.EPOCH, [1e22]).n).all()
