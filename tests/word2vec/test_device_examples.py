@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_word2vec import TINY, synthetic_words
+from tests.word2vec.test_word2vec import TINY, synthetic_words
 
 from jaxscale.models.word2vec import Word2VecConfig, init_params, make_train_chunk
 from jaxscale.word2vec.device_examples import (
