@@ -55,10 +55,19 @@ def read_mlflow(source: str | Path, metrics: tuple[str, ...] | None = None, expe
     Raises:
         ValueError: naming the URI when it holds no run (or no such experiment).
     """
-    from mlflow.tracking import MlflowClient
+    from mlflow.exceptions import MlflowException
 
     logging.getLogger("mlflow").setLevel(logging.WARNING)  # its store migrations log at INFO
     uri = tracking_uri(source)
+    try:
+        return _read(uri, metrics, experiment, bulk_sql)
+    except MlflowException as err:  # the store's own refusal, as one line naming it
+        raise ValueError(f"{uri}: {str(err.message).splitlines()[0]}") from None
+
+
+def _read(uri: str, metrics: tuple[str, ...] | None, experiment: str | None, bulk_sql: bool) -> Logged:
+    from mlflow.tracking import MlflowClient
+
     client = MlflowClient(tracking_uri=uri)
     runs = _runs(client, uri, experiment)
     names = [run.info.run_name or run.info.run_id for run in runs]

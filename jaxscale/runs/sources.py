@@ -12,7 +12,8 @@ tracker's store; for a store it calls :func:`read_source`, which
    hyperparameters describe (:func:`jaxscale.runs.model_config.run_architecture`,
    :func:`jaxscale.runs.accounting.param_counts`); and its tokens at each step from a logged
    tokens metric, else step x tokens per step (``tokens_per_step``, or batch size x sequence length);
-4. checks every curve and chooses the loss each run contributes (:mod:`jaxscale.runs.policy`).
+4. leaves out checkpoints at zero tokens (the loss at initialisation: a law of D has no D = 0),
+   then checks every curve and chooses the loss each run contributes (:mod:`jaxscale.runs.policy`).
 
 Each run that cannot be used (no loss, no size, no tokens, or excluded by the checks) is left out
 with a warning naming it, and listed with its reason in the :class:`SourceReport`.
@@ -208,6 +209,7 @@ def read_source(source: str | Path, kind: str | None = None, *, metric: str | No
         excluded = "; ".join(f"{line.run_id}: {line.excluded}" for line in lines[:3])
         raise ValueError(f"{where}: no run has a loss, a model size and tokens ({excluded})")
     rows = _with_metrics(pd.concat(frames, ignore_index=True), logged.scalars, loss_tag, token_tag)
+    rows = rows[rows[S.TOKENS] > 0].reset_index(drop=True)  # the loss at initialisation is no run of any D
     table, checks = apply_policy(rows, policy, S.RUN_ID, S.STEP, S.LOSS, where)
     lines = [_with_exclusion(line, checks.get(line.run_id)) for line in lines]
     return table, SourceReport(logged.kind, logged.origin, loss_tag, policy, tuple(lines))
