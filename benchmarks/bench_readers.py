@@ -105,6 +105,10 @@ def main() -> None:
     args = parser.parse_args()
     logging.getLogger("mlflow").setLevel(logging.WARNING)
     warnings.simplefilter("ignore")
+    import mlflow.tracking  # noqa: F401  (imports are not what is timed)
+    import tensorboard.compat.proto.event_pb2  # noqa: F401
+
+    import jaxscale.runs.sources  # noqa: F401
     base = args.dir or Path(tempfile.mkdtemp(prefix="bench_readers_"))
     n = args.runs * args.steps
     print(f"{args.runs} runs x {args.steps} steps = {n:,} losses per store, in {base}")
@@ -113,7 +117,7 @@ def main() -> None:
     _timed("write TensorBoard (10 runs written, then copied)", lambda: write_tensorboard(tb, args.runs, args.steps))
     anchor_count, anchor_s = _timed("anchor: TensorBoard's EventFileLoader", lambda: _anchor_tensorboard(tb))
     logged, ours_s = _timed("jaxscale: read_tensorboard", lambda: read_tensorboard(tb))
-    table, load_s = _timed("jaxscale: load_runs(tensorboard dir)", lambda: load_runs(tb))
+    table, _ = _timed("jaxscale: load_runs(tensorboard dir)", lambda: load_runs(tb))
     print(f"  scalars read: anchor {anchor_count:,} (+ hparams values), jaxscale {len(logged.scalars):,}; "
           f"table rows {len(table):,}; anchor / jaxscale = {anchor_s / ours_s:.1f}x")
 
@@ -122,7 +126,7 @@ def main() -> None:
     client, client_s = _timed("anchor: MLflow client get_metric_history per run",
                               lambda: read_mlflow(db, bulk_sql=False))
     bulk, bulk_s = _timed("jaxscale: read_mlflow (one SQL query)", lambda: read_mlflow(db))
-    table, load_s = _timed("jaxscale: load_runs(mlflow.db)", lambda: load_runs(db))
+    table, _ = _timed("jaxscale: load_runs(mlflow.db)", lambda: load_runs(db))
     same = np.array_equal(np.sort(client.scalars["value"].to_numpy()), np.sort(bulk.scalars["value"].to_numpy()))
     print(f"  metrics read: client {len(client.scalars):,}, SQL {len(bulk.scalars):,} (same values: {same}); "
           f"table rows {len(table):,}; client / SQL = {client_s / bulk_s:.1f}x")

@@ -40,5 +40,6 @@ def test_sweep_tensorboard_logs_read_back_as_its_runs_table(tmp_path):
         np.testing.assert_array_equal(getattr(logs, field)[order], getattr(csv, field)[expected], err_msg=field)
     # TensorBoard keeps scalars as float32: the losses come back rounded to float32
     np.testing.assert_array_equal(logs.loss[order], csv.loss[expected].astype(np.float32).astype(np.float64))
-    for column in ("peak_lr", "total_steps", "schedule"):
-        assert (logs.frame[column].to_numpy()[order] == csv.frame[column].to_numpy()[expected]).all(), column
+    for column, kind in (("peak_lr", float), ("total_steps", float), ("warmup_steps", float), ("schedule", str)):
+        np.testing.assert_array_equal(logs.frame[column].to_numpy()[order].astype(kind),
+                                      csv.frame[column].to_numpy()[expected].astype(kind), err_msg=column)

@@ -145,7 +145,7 @@ def test_bad_input_is_one_line_and_exit_2(four_ways, tmp_path, capsys, args, mes
 
 def test_damaged_event_file_names_the_file_and_offset(tmp_path):
     root = trackers.write_tensorboard(tmp_path / "tb", dict(list(trackers.curves().items())[:1]))
-    path = sorted(root.rglob("*tfevents*"))[-1]
+    path = max(root.rglob("*tfevents*"))
     data = bytearray(path.read_bytes())
     data[40:60] = b"\xff" * 20
     path.write_bytes(bytes(data))
