@@ -21,6 +21,7 @@ with a warning naming it, and listed with its reason in the :class:`SourceReport
 
 from __future__ import annotations
 
+import csv
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -122,8 +123,8 @@ def _file_kind(path: Path) -> str:
     if path.suffix.lower() in HISTORY_SUFFIXES:
         return "wandb"
     with path.open(newline="", errors="replace") as fh:
-        header = fh.readline()
-    return "wandb" if wide_header(pd.read_csv(pd.io.common.StringIO(header), dtype=str).columns.tolist()) else "table"
+        header = next(csv.reader([fh.readline()]), [])
+    return "wandb" if wide_header(header) else "table"
 
 
 def _directory_kinds(path: Path) -> list[str]:
