@@ -37,6 +37,7 @@ from jaxscale.fitting.approach1 import (
 )
 from jaxscale.lm import distributed, sharding
 from jaxscale.lm import sweep_diagnostics as diagnostics
+from jaxscale.lm import tensorboard_logs
 from jaxscale.lm import train as lm
 from jaxscale.lm.presets import ModelSize, SweepConfig
 from jaxscale.lm.tokens import TokenBatches, prepare_tokens
@@ -50,6 +51,7 @@ TABLE = "table.csv"
 SUMMARY = "summary.json"
 DIAGNOSTICS = "diagnostics.md"
 DIVERGED_FILE = "diverged.json"
+TENSORBOARD_DIR = "tensorboard"  # beside the runs table: one directory per run (jaxscale.lm.tensorboard_logs)
 
 #: Pearce & Song (2024), Table 1: (experiment, basis) -> (a, b).
 PAPER_TABLE = {
@@ -172,7 +174,10 @@ def _train_or_skip(spec: lm.RunSpec, data: TokenBatches, runs_dir: Path, **kwarg
             (directory / DIVERGED_FILE).write_text(json.dumps({"message": str(err)}))
         warnings.warn(str(err), stacklevel=2)
         return None
-    return pd.DataFrame(rows)
+    curve = pd.DataFrame(rows)
+    if distributed.is_main_process() and not curve.empty:
+        tensorboard_logs.write_run(curve, runs_dir.parent / TENSORBOARD_DIR / spec.run_id)
+    return curve
 
 
 def _final_loss(curve: pd.DataFrame | None) -> float:

@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from jaxscale.laws import accounting
+from jaxscale.runs import accounting
 from jaxscale.lm import distributed, sharding
 from jaxscale.lm.tokens import TokenBatches
 from jaxscale.models.transformer import (

@@ -18,7 +18,8 @@ Counting follows Pearce & Song (2024), Eqs. 1-2: N_T = N_E + N_\\E with N_E = (h
 context only when positions are learned, plus v d for an untied output projection. Kaplan et al.
 (2020), Table 1: N_\\E ~= 2 d l (2 d_attn + d_ff) = 12 l d^2 (biases and LayerNorm excluded; we
 count those separately) and forward FLOPs per token C_fwd = 2 N + 2 l n_ctx d. Each formula is
-written once, in :mod:`jaxscale.laws.accounting`; the functions here apply it to a config, and
+written once, in :mod:`jaxscale.runs.accounting`; :func:`architecture` states a config's shape
+for its exact counts (the same function that counts GPT-2's or Llama's parameters), and
 :func:`count_params` reads the exact counts from the parameter tree to check them.
 """
 
@@ -27,14 +28,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxscale.laws import accounting
+from jaxscale.runs import accounting
 
 PARAM_DTYPE = jnp.float32
 INIT_STD = 0.02
@@ -214,17 +215,16 @@ def next_token_loss(cfg: TransformerConfig, params: Any, tokens: jax.Array) -> j
 # Parameter accounting, read from the parameter tree.
 
 EMBEDDING_LEAVES = ("wte", "wpe", "lm_head")
+ParamCounts = accounting.ParamCounts
 
 
-class ParamCounts(NamedTuple):
-    """Exact parameter counts. ``total = embedding + nonembedding``;
-    ``nonembedding = nonembedding_weights + biases_layernorm``."""
-
-    total: int
-    embedding: int
-    nonembedding: int
-    nonembedding_weights: int
-    biases_layernorm: int
+def architecture(cfg: TransformerConfig) -> accounting.Architecture:
+    """The shape of ``Transformer(cfg)`` for :mod:`jaxscale.runs.accounting`: biases on every
+    dense layer but the untied head, LayerNorm (gain and bias), multi-head attention, a GELU MLP."""
+    return accounting.Architecture(
+        d_model=cfg.d_model, n_layer=cfg.n_layer, n_head=cfg.n_head, vocab_size=cfg.vocab_size, n_ctx=cfg.n_ctx,
+        d_ff=cfg.d_ff, tied=cfg.tied, learned_positions=cfg.positions == "learned",
+    )
 
 
 def count_params(params: Any) -> ParamCounts:
@@ -257,9 +257,7 @@ def kaplan_nonembedding(cfg: TransformerConfig) -> int:
 
 def embedding_formula(cfg: TransformerConfig) -> int:
     """Pearce & Song (2024), Eq. 2: N_E = (h + v) d, h only for learned positions; + v d if untied."""
-    return accounting.embedding_params(
-        cfg.d_model, cfg.vocab_size, cfg.n_ctx, learned_positions=cfg.positions == "learned", tied=cfg.tied
-    )
+    return accounting.param_counts(architecture(cfg)).embedding
 
 
 def matmul_params(cfg: TransformerConfig) -> int:

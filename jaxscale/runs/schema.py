@@ -7,6 +7,8 @@ loads and validates them (and recognises other spellings, e.g. Epoch AI's ``Mode
 Symbols follow Pearce & Song (2024), Eqs. 1-4: N_T = N_E + N_\\E, C_T = 6 N_T D, C_\\E = 6 N_\\E D.
 """
 
+import re
+
 RUN_ID = "run_id"  # identifier of one training run (one model, one LR, one schedule)
 STEP = "step"  # optimiser step of this evaluation point
 N_TOTAL = "n_total"  # N_T, total parameters
@@ -38,3 +40,26 @@ BASES = {
 }
 
 REQUIRED_FOR_FIT = (N_TOTAL, TOKENS, LOSS)
+
+#: Accepted spellings of each role, compared after :func:`fold`. The first role a column matches wins.
+ALIASES: dict[str, tuple[str, ...]] = {
+    N_TOTAL: ("n_total", "n", "model_size", "params", "parameters", "num_params",
+           "n_params", "nparams", "total_params", "model_params", "parameter_count"),
+    N_NONEMBEDDING: ("n_nonembedding", "n_non_embedding", "non_embedding_params",
+                    "nonembedding_params", "n_ne", "n_no_emb"),
+    TOKENS: ("tokens", "d", "training_tokens", "train_tokens", "n_tokens", "num_tokens",
+             "data", "dataset_size"),
+    COMPUTE_TOTAL: ("compute_total", "c", "compute", "flops", "flop", "training_flop",
+                    "training_flops", "train_flops", "training_compute", "budget"),
+    COMPUTE_NONEMBEDDING: ("compute_nonembedding", "compute_non_embedding", "c_nonembedding", "c_no_emb"),
+    LOSS: ("loss", "l", "final_loss", "val_loss", "eval_loss", "validation_loss"),
+    RUN_ID: ("run_id", "run", "run_name"),
+    STEP: ("step", "steps", "iteration", "current_steps", "current_step"),
+    UNIQUE_TOKENS: ("unique_tokens", "u_d", "unique_data", "unique_training_tokens"),
+}
+
+
+def fold(name: str) -> str:
+    """A column name as :data:`ALIASES` spells it: lower case, runs of spaces, dashes, slashes and
+    underscores folded to one underscore (``"Model Size"``, ``"val/loss"`` -> ``model_size``, ``val_loss``)."""
+    return re.sub(r"[\s\-_/]+", "_", str(name).strip().lower())

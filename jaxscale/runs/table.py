@@ -19,34 +19,22 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from jaxscale.runs import schema as S
+from jaxscale.runs.policy import LossPolicy, apply_policy, as_policy
+from jaxscale.runs.schema import ALIASES, fold
+from jaxscale.runs.tables import layout_of
 
-#: Accepted spellings of each role, compared after lower-casing and folding spaces, dashes
-#: and underscores to one underscore. The first role a column matches wins.
-ALIASES: dict[str, tuple[str, ...]] = {
-    S.N_TOTAL: ("n_total", "n", "model_size", "params", "parameters", "num_params",
-                "n_params", "nparams", "total_params", "model_params", "parameter_count"),
-    S.N_NONEMBEDDING: ("n_nonembedding", "n_non_embedding", "non_embedding_params",
-                       "nonembedding_params", "n_ne", "n_no_emb"),
-    S.TOKENS: ("tokens", "d", "training_tokens", "train_tokens", "n_tokens", "num_tokens",
-               "data", "dataset_size"),
-    S.COMPUTE_TOTAL: ("compute_total", "c", "compute", "flops", "flop", "training_flop",
-                      "training_flops", "train_flops", "training_compute", "budget"),
-    S.COMPUTE_NONEMBEDDING: ("compute_nonembedding", "compute_non_embedding", "c_nonembedding", "c_no_emb"),
-    S.LOSS: ("loss", "l", "final_loss", "val_loss", "eval_loss", "validation_loss"),
-    S.RUN_ID: ("run_id", "run", "run_name"),
-    S.STEP: ("step", "steps", "iteration", "current_steps", "current_step"),
-    S.UNIQUE_TOKENS: ("unique_tokens", "u_d", "unique_data", "unique_training_tokens"),
-}
+if TYPE_CHECKING:
+    from jaxscale.runs.sources import SourceReport
 
 #: Law inputs beyond the model size and the tokens, and the column of a runs table that holds each.
 FURTHER_INPUTS = {"U_D": S.UNIQUE_TOKENS}
@@ -74,7 +62,8 @@ class RunsTable:
 
     ``frame`` is the source table with the recognised columns renamed to the canonical names
     of :mod:`jaxscale.runs.schema` (other columns kept as they were), D and C (and C_\\E where
-    N_\\E is known) filled in.
+    N_\\E is known) filled in. ``report`` says what a tracker source held and what was kept
+    (:class:`jaxscale.runs.sources.SourceReport`; None for a table).
     """
 
     n: np.ndarray
@@ -87,6 +76,7 @@ class RunsTable:
     run_id: np.ndarray | None = None
     step: np.ndarray | None = None
     unique_tokens: np.ndarray | None = None
+    report: SourceReport | None = None
 
     def __len__(self) -> int:
         return len(self.loss)
@@ -155,10 +145,6 @@ class RunsTable:
         return self.n_nonembedding, self.c_nonembedding
 
 
-def _fold(name: str) -> str:
-    return re.sub(r"[\s\-_]+", "_", str(name).strip().lower())
-
-
 def _check_text(path: Path) -> None:
     """A CSV is text: NUL bytes or undecodable bytes in its first 64 KiB name a binary file."""
     with path.open("rb") as fh:
@@ -192,7 +178,7 @@ def _header_of(path: Path) -> tuple[list[str], str]:
 def _check_header(columns: list[str], where: str) -> None:
     seen: dict[str, int] = {}
     for i, name in enumerate(columns):
-        key = _fold(name)
+        key = fold(name)
         if key in seen:
             raise ValueError(
                 f"{where}: duplicate column {name!r} in header (columns {seen[key] + 1} and {i + 1})"
@@ -219,14 +205,14 @@ def _read(source: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, str]:
 
 
 def _find(frame: pd.DataFrame, role: str, explicit: str | None, where: str) -> str | None:
-    folded = {_fold(c): c for c in frame.columns}
+    folded = {fold(c): c for c in frame.columns}
     if explicit is not None:
-        if _fold(explicit) not in folded:
+        if fold(explicit) not in folded:
             raise ValueError(
                 f"{where}: column {explicit!r} for {_ROLE_NAMES.get(role, role)} not found; "
                 f"columns are {list(map(str, frame.columns))}"
             )
-        return folded[_fold(explicit)]
+        return folded[fold(explicit)]
     hits = [folded[a] for a in ALIASES[role] if a in folded]
     return hits[0] if hits else None
 
@@ -259,7 +245,7 @@ def _numeric(frame: pd.DataFrame, col: str, where: str, *, positive: bool) -> np
         raise ValueError(f"{prefix}: must be {'> 0' if positive else '>= 0'}, got {t!r}")
     if t.lower() in ("", "nan", "na", "none", "null"):
         raise ValueError(f"{prefix}: missing value (NaN)")
-    if _fold(t) == _fold(col):
+    if fold(t) == fold(col):
         raise ValueError(f"{prefix}: the header is repeated inside the table")
     comma = "; write numbers without thousands separators or decimal commas" if "," in t else ""
     raise ValueError(f"{prefix}: not a number ({t!r}){comma}")
@@ -304,8 +290,19 @@ def load_runs(
     where: Mapping[str, str] | None = None,
     min_rows: int = 5,
     sizes_vary: bool = True,
+    source_kind: str | None = None,
+    metric: str | None = None,
+    config: str | Path | None = None,
+    loss_policy: str | LossPolicy | None = None,
 ) -> RunsTable:
-    """Load and validate a runs table from a CSV path or a DataFrame.
+    """Load and validate a runs table from a CSV path or a DataFrame, or the runs of an experiment
+    tracker: a TensorBoard log directory, an MLflow store (``sqlite:///...``, a server URI) or W&B
+    exports (:mod:`jaxscale.runs.sources`, which this calls when ``source`` is not a table; the
+    kind is detected, or named by ``source_kind``: ``"table"``, ``"tensorboard"``, ``"mlflow"``,
+    ``"wandb"``; ``metric`` names the logged loss, ``config`` a W&B runs-table export).
+    ``loss_policy`` (:mod:`jaxscale.runs.policy`: ``"every"``, ``"final"``, ``"min"``, ``"ema"``)
+    chooses the loss each run contributes after its curve is checked; on a table it needs runs
+    (a run_id column or ``run_by``). What was read is :attr:`RunsTable.report`.
 
     Column names are optional; by default the common spellings in :data:`ALIASES` are
     recognised. At least N, the loss and one of D or C are required; C = 6 N D fills the
@@ -321,12 +318,69 @@ def load_runs(
     columns, an empty table, fewer than ``min_rows`` rows, all-equal N or D (see ``sizes_vary``)
     and duplicate headers; warns when losses look like another unit than nats per token.
     """
-    frame, origin = _read(source)
-    if len(frame) == 0:
-        raise ValueError(f"{origin}: the table has a header but no rows")
+    report = None
+    if _is_tracker(source, source_kind):
+        from jaxscale.runs.sources import read_source
+
+        frame, report = read_source(source, source_kind, metric=metric, config=config, loss_policy=loss_policy)
+        origin = f"{report.kind} {report.origin}"
+    else:
+        if metric is not None or config is not None:
+            raise ValueError("metric and config name a tracker's loss metric and W&B runs table; a runs table "
+                             "names its columns (loss_col, ...)")
+        frame, origin = _read(source)
+        if len(frame) == 0:
+            raise ValueError(f"{origin}: the table has a header but no rows")
+        run_by = _layout_runs(frame, origin, run_by, where or {})
     frame = _rows_where(frame, where or {}, origin)
-    return _validated(frame, origin, n_col, d_col, c_col, loss_col, n_nonembedding_col, run_by, min_rows,
-                      sizes_vary)
+    table = _validated(frame, origin, n_col, d_col, c_col, loss_col, n_nonembedding_col, run_by, min_rows,
+                       sizes_vary)
+    if report is None and loss_policy is not None:
+        table = _with_policy(table, as_policy(loss_policy), origin)
+    return replace(table, report=report)
+
+
+def _layout_runs(frame: pd.DataFrame, origin: str, run_by: Sequence[str] | None,
+                 where: Mapping[str, str]) -> Sequence[str] | None:
+    """``run_by``, or the run identity of a known table's layout (:mod:`jaxscale.runs.tables`)
+    when the caller names none and the table has no run_id column; warns when the table mixes
+    studies that ``where`` does not separate."""
+    layout = layout_of(frame.columns)
+    if layout is None:
+        return run_by
+    if layout.mixes and layout.mixes not in {fold(k) for k in where}:
+        studies = frame[_find(frame, S.RUN_ID, layout.mixes, origin)].map(_cell_text).unique()
+        if len(studies) > 1:
+            warnings.warn(f"{origin}: {layout.name}: rows of {len(studies)} studies ({', '.join(sorted(studies))}); "
+                          f"fit one at a time with --where {layout.mixes}=NAME", stacklevel=3)
+    if run_by or _find(frame, S.RUN_ID, None, origin) is not None:
+        return run_by
+    return layout.run_by
+
+
+def _is_tracker(source: str | Path | pd.DataFrame, kind: str | None) -> bool:
+    """True when ``source`` is a tracker's store rather than a runs table."""
+    if kind is not None:
+        return kind != "table"
+    if isinstance(source, pd.DataFrame):
+        return False
+    from jaxscale.runs.sources import detect_kind
+
+    return detect_kind(source) != "table"
+
+
+def _with_policy(table: RunsTable, policy: LossPolicy, origin: str) -> RunsTable:
+    """The table's runs checked and reduced under ``policy`` (:func:`jaxscale.runs.policy.apply_policy`),
+    checkpoints ordered by step (or tokens)."""
+    if table.run_id is None:
+        raise ValueError(f"{origin}: a loss policy needs runs: a run_id column or the columns that name a run "
+                         "(--run-by)")
+    frame = pd.DataFrame({"run": table.run_id, "order": table.d if table.step is None else table.step,
+                          "loss": table.loss, "row": np.arange(len(table))})
+    chosen, _ = apply_policy(frame, policy, "run", "order", "loss", origin)
+    out = table.select(chosen["row"].to_numpy())
+    loss = chosen["loss"].to_numpy(np.float64)
+    return replace(out, loss=loss, frame=out.frame.assign(**{S.LOSS: loss}))
 
 
 def _rows_where(frame: pd.DataFrame, where: Mapping[str, str], origin: str) -> pd.DataFrame:
@@ -444,10 +498,10 @@ def group_index(table: RunsTable, column: str) -> tuple[np.ndarray, tuple[str, .
     """Each row's group (0 .. k - 1) and the k group names in sorted order, from the column
     ``column`` that names a row's dataset (found case-insensitively, like every column).
     Raises ``ValueError`` naming the column when it is missing, or the row whose cell is empty."""
-    folded = {_fold(c): c for c in table.frame.columns}
-    if _fold(column) not in folded:
+    folded = {fold(c): c for c in table.frame.columns}
+    if fold(column) not in folded:
         raise ValueError(f"no column {column!r} to group by; columns are {list(map(str, table.frame.columns))}")
-    text = table.frame[folded[_fold(column)]].map(_cell_text).to_numpy()
+    text = table.frame[folded[fold(column)]].map(_cell_text).to_numpy()
     empty = np.flatnonzero(text == "")
     if empty.size:
         raise ValueError(f"{_row_label(int(empty[0]), 'table')}: no group in column {column!r}")

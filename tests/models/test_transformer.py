@@ -7,6 +7,7 @@ import pytest
 
 from jaxscale.models.transformer import (
     TransformerConfig,
+    architecture,
     count_params,
     embedding_formula,
     flops_per_token,
@@ -16,6 +17,7 @@ from jaxscale.models.transformer import (
     next_token_loss,
     param_counts,
 )
+from jaxscale.runs import accounting
 
 CONFIGS = [
     TransformerConfig(vocab_size=97, n_ctx=16, n_layer=2, d_model=32, n_head=4),
@@ -35,7 +37,7 @@ def test_parameter_split_matches_formulas(cfg):
     if cfg.d_ff == 4 * d:
         assert counts.nonembedding_weights == 12 * l * d * d
     # Biases (qkv 3d, proj d, fc d_ff, mlp proj d) + two LayerNorms (4d) per layer + final LN (2d).
-    assert counts.biases_layernorm == l * (9 * d + cfg.d_ff) + 2 * d
+    assert counts.biases_norms == l * (9 * d + cfg.d_ff) + 2 * d
     # Pearce & Song Eq. 2: N_E = (h + v) d, h only for learned positions; untied head adds v d.
     h = cfg.n_ctx if cfg.positions == "learned" else 0
     assert counts.embedding == embedding_formula(cfg) == (h + cfg.vocab_size) * d + (0 if cfg.tied else cfg.vocab_size * d)
@@ -46,6 +48,8 @@ def test_parameter_split_matches_formulas(cfg):
     assert {x.dtype for x in jax.tree_util.tree_leaves(params)} == {jnp.dtype(jnp.float32)}
     assert counts.total == total_leaves
     assert param_counts(cfg) == counts
+    # The tree's counts are the accounting's exact counts of the shape (one formula for both).
+    assert accounting.param_counts(architecture(cfg)) == counts
 
 
 def test_flops_per_token_with_and_without_context_term():

@@ -1,0 +1,346 @@
+"""Where runs live: detect a source's kind, read it, and turn its curves into a runs table.
+
+``load_runs(source)`` (:func:`jaxscale.runs.table.load_runs`) takes a runs table (CSV) or a
+tracker's store; for a store it calls :func:`read_source`, which
+
+1. reads the store with its reader (:data:`READERS`: TensorBoard directories, MLflow stores, W&B
+   exports), giving each run's scalars by step and its configuration;
+2. takes the loss from the first logged metric of :data:`LOSS_TAGS` (validation before training
+   loss) unless ``metric`` names one;
+3. gives each run its model size N from its configuration: a size it logged (``n_total``,
+   ``params``, ... as a runs table spells them), else the exact count of the architecture its
+   hyperparameters describe (:func:`jaxscale.runs.model_config.run_architecture`,
+   :func:`jaxscale.runs.accounting.param_counts`); and its tokens at each step from a logged
+   tokens metric, else step x tokens per step (``tokens_per_step``, or batch size x sequence length);
+4. leaves out checkpoints at zero tokens (the loss at initialisation: a law of D has no D = 0),
+   then checks every curve and chooses the loss each run contributes (:mod:`jaxscale.runs.policy`).
+
+Each run that cannot be used (no loss, no size, no tokens, or excluded by the checks) is left out
+with a warning naming it, and listed with its reason in the :class:`SourceReport`.
+"""
+
+from __future__ import annotations
+
+import csv
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from jaxscale.runs import schema as S
+from jaxscale.runs.accounting import param_counts
+from jaxscale.runs.logged import RUN, STEP, TAG, VALUE, Logged
+from jaxscale.runs.model_config import RUN_KEYS, run_architecture
+from jaxscale.runs.policy import LossPolicy, apply_policy, as_policy, check_curve
+
+SOURCE_KINDS = ("table", "tensorboard", "mlflow", "wandb")
+#: Metric names read as the loss, in order of preference (compared after :func:`schema.fold`).
+LOSS_TAGS = ("val_loss", "eval_loss", "validation_loss", "valid_loss", "loss_val", "val_lm_loss", "loss",
+             "lm_loss", "train_loss", "training_loss")
+#: Metric names read as the tokens seen so far.
+TOKEN_TAGS = (*S.ALIASES[S.TOKENS], "tokens_seen", "num_tokens_seen", "consumed_tokens", "total_tokens")
+TOKENS_PER_STEP_KEYS = ("tokens_per_step", "batch_tokens", "tokens_per_batch")
+BATCH_KEYS = ("batch_size", "global_batch_size", "train_batch_size", "batch")
+_URI_SCHEMES = {"sqlite": "mlflow", "http": "mlflow", "https": "mlflow", "file": "mlflow", "databricks": "mlflow"}
+
+
+@dataclass(frozen=True)
+class RunLine:
+    """What was read of one run (one line of ``jaxscale runs``)."""
+
+    run_id: str
+    n_total: float | None
+    tokens_per_step: float | None
+    points: int
+    first_step: float | None
+    last_step: float | None
+    final_loss: float | None
+    min_loss: float | None
+    flags: tuple[str, ...] = ()
+    excluded: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+
+
+@dataclass(frozen=True)
+class SourceReport:
+    """What a source held and what was kept: its kind, where it is, the metric read as the loss,
+    the loss policy, and one :class:`RunLine` per run."""
+
+    kind: str
+    origin: str
+    metric: str | None
+    policy: LossPolicy
+    runs: tuple[RunLine, ...] = field(default_factory=tuple)
+
+    @property
+    def excluded(self) -> dict[str, str]:
+        return {r.run_id: r.excluded for r in self.runs if r.excluded}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "origin": self.origin, "metric": self.metric, "loss_policy": self.policy.to_dict(),
+                "loss_policy_text": self.policy.describe(), "runs": [r.to_dict() for r in self.runs]}
+
+
+def detect_kind(source: str | Path) -> str:
+    """The kind of ``source`` (one of :data:`SOURCE_KINDS`) where its files tell unambiguously.
+
+    Raises:
+        FileNotFoundError: no such path.
+        ValueError: a directory that holds no known store, or several kinds at once (name one).
+    """
+    text = str(source)
+    scheme = text.split("://", 1)[0].lower() if "://" in text else None
+    if scheme is not None:
+        if scheme not in _URI_SCHEMES:
+            raise ValueError(f"{text}: unknown URI scheme {scheme!r} (MLflow tracking URIs: {', '.join(_URI_SCHEMES)})")
+        return _URI_SCHEMES[scheme]
+    path = Path(text)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or directory")
+    kinds = _directory_kinds(path) if path.is_dir() else [_file_kind(path)]
+    if len(kinds) == 1:
+        return kinds[0]
+    if not kinds:
+        raise ValueError(f"{path}: a directory with no runs jaxscale reads (TensorBoard event files, an MLflow "
+                         "file store, W&B exports as CSV/Parquet/JSON Lines)")
+    raise ValueError(f"{path}: holds {' and '.join(kinds)} runs at once; name the kind (--source KIND)")
+
+
+def _file_kind(path: Path) -> str:
+    from jaxscale.runs.mlflow import is_sqlite_file
+    from jaxscale.runs.wandb import HISTORY_SUFFIXES, wide_header
+
+    if "tfevents" in path.name:
+        raise ValueError(f"{path}: a TensorBoard event file; give the log directory that holds the runs")
+    if is_sqlite_file(path):
+        return "mlflow"
+    if path.suffix.lower() in HISTORY_SUFFIXES:
+        return "wandb"
+    with path.open(newline="", errors="replace") as fh:
+        header = next(csv.reader([fh.readline()]), [])
+    return "wandb" if wide_header(header) else "table"
+
+
+def _directory_kinds(path: Path) -> list[str]:
+    from jaxscale.runs.wandb import export_files
+
+    kinds = []
+    if next(path.rglob("*tfevents*"), None) is not None:
+        kinds.append("tensorboard")
+    if next(path.glob("*/meta.yaml"), None) is not None:
+        kinds.append("mlflow")
+    if export_files(path):
+        kinds.append("wandb")
+    return kinds
+
+
+def _reader(kind: str) -> Callable[..., Logged]:
+    if kind == "tensorboard":
+        from jaxscale.runs.tensorboard import read_tensorboard
+
+        return read_tensorboard
+    if kind == "mlflow":
+        from jaxscale.runs.mlflow import read_mlflow
+
+        return read_mlflow
+    from jaxscale.runs.wandb import read_wandb
+
+    return read_wandb
+
+
+def read_logged(source: str | Path, kind: str | None = None, config: str | Path | None = None) -> Logged:
+    """The tracker store ``source`` as read by its reader (``kind`` detected unless given).
+    ``config``: a W&B runs-table export with the runs' configurations."""
+    kind = detect_kind(source) if kind is None else kind
+    if kind not in SOURCE_KINDS[1:]:
+        raise ValueError(f"source kind must be one of {', '.join(SOURCE_KINDS)}; got {kind!r}")
+    if config is not None and kind != "wandb":
+        raise ValueError(f"a separate runs-table file (config) is read for W&B exports only, not {kind}")
+    return _reader(kind)(source, config) if kind == "wandb" else _reader(kind)(source)
+
+
+def read_source(source: str | Path, kind: str | None = None, *, metric: str | None = None,
+                config: str | Path | None = None,
+                loss_policy: str | LossPolicy | None = None) -> tuple[pd.DataFrame, SourceReport]:
+    """The runs of a tracker store as a tidy runs table and the report of what was read (module docstring).
+
+    Args:
+        source: a TensorBoard log directory, an MLflow tracking URI or store, W&B export files.
+        kind: ``"tensorboard"``, ``"mlflow"`` or ``"wandb"``; detected when None.
+        metric: the logged metric to read as the loss (default: the first of :data:`LOSS_TAGS`).
+        config: a W&B runs-table export holding the runs' configurations.
+        loss_policy: which loss each run contributes (:func:`jaxscale.runs.policy.as_policy`).
+
+    Returns:
+        The table (columns run_id, step, tokens, n_total, loss, n_nonembedding and n_embedding
+        where an architecture gave them, every other logged metric at the same step, and the
+        runs' numeric hyperparameters) and the :class:`SourceReport`.
+
+    Raises:
+        ValueError: one line naming the source (or the run) when nothing usable is in it.
+    """
+    logged = read_logged(source, kind, config)
+    policy = as_policy(loss_policy)
+    where = f"{logged.kind} {logged.origin}"
+    loss_tag = _loss_tag(logged.scalars, metric, where)
+    token_tag = _first_tag(logged.scalars, TOKEN_TAGS)
+    by_run = {str(run): rows for run, rows in logged.scalars.groupby(RUN, observed=True, sort=False)}
+    empty = logged.scalars.iloc[:0]
+    lines, frames = [], []
+    for run in logged.run_ids:
+        config = logged.configs.get(run, {})
+        scalars = by_run.get(run, empty)
+        curve = scalars[scalars[TAG] == loss_tag]
+        sizes, per_step = _sizes(config, where, run), _tokens_per_step(config)
+        missing = _missing(curve, sizes, per_step, token_tag is not None and (scalars[TAG] == token_tag).any(),
+                           loss_tag)
+        check = check_curve(curve[STEP].to_numpy(), curve[VALUE].to_numpy(), policy) if not missing else None
+        lines.append(_line(run, curve, sizes, per_step, check, missing))
+        if missing:
+            warnings.warn(f"{where}: run {run} left out: {missing}", stacklevel=2)
+            continue
+        frames.append(_run_rows(run, curve, sizes, per_step, config))
+    if not frames:
+        excluded = "; ".join(f"{line.run_id}: {line.excluded}" for line in lines[:3])
+        raise ValueError(f"{where}: no run has a loss, a model size and tokens ({excluded})")
+    rows = _with_metrics(pd.concat(frames, ignore_index=True), logged.scalars, loss_tag, token_tag)
+    rows = rows[rows[S.TOKENS] > 0].reset_index(drop=True)  # the loss at initialisation is no run of any D
+    table, checks = apply_policy(rows, policy, S.RUN_ID, S.STEP, S.LOSS, where)
+    lines = [_with_exclusion(line, checks.get(line.run_id)) for line in lines]
+    return table, SourceReport(logged.kind, logged.origin, loss_tag, policy, tuple(lines))
+
+
+def table_report(frame: pd.DataFrame, origin: str, policy: LossPolicy | None = None) -> SourceReport:
+    """The report of a runs table already loaded (canonical columns of :mod:`jaxscale.runs.schema`):
+    one line per run where the table names runs, none otherwise."""
+    lines = []
+    if S.RUN_ID in frame.columns:
+        order = S.STEP if S.STEP in frame.columns else S.TOKENS
+        for run, rows in frame.groupby(S.RUN_ID, sort=False):
+            steps, loss = rows[order].to_numpy(np.float64), rows[S.LOSS].to_numpy(np.float64)
+            per_step = rows[S.TOKENS].to_numpy(np.float64) / steps if order == S.STEP else np.array([np.nan])
+            positive = per_step[np.isfinite(per_step) & (per_step > 0)]
+            lines.append(RunLine(str(run), float(rows[S.N_TOTAL].iloc[0]),
+                                 float(np.median(positive)) if positive.size else None, len(rows),
+                                 float(steps[0]), float(steps[-1]), float(loss[-1]), float(loss.min())))
+    return SourceReport("table", origin, S.LOSS, policy or LossPolicy(), tuple(lines))
+
+
+def _first_tag(scalars: pd.DataFrame, names: tuple[str, ...]) -> str | None:
+    by_fold = {S.fold(t): t for t in scalars[TAG].unique()}
+    return next((by_fold[n] for n in names if n in by_fold), None)
+
+
+def _loss_tag(scalars: pd.DataFrame, metric: str | None, where: str) -> str:
+    tags = sorted(map(str, scalars[TAG].unique()))
+    if metric is not None:
+        if metric not in tags:
+            raise ValueError(f"{where}: no metric {metric!r}; logged metrics are {tags}")
+        return metric
+    tag = _first_tag(scalars, LOSS_TAGS)
+    if tag is None:
+        raise ValueError(f"{where}: no loss metric among {tags} (looked for {', '.join(LOSS_TAGS[:4])}, ...; "
+                         "name it with metric=... / --metric)")
+    return tag
+
+
+def _config_number(config: Mapping[str, Any], names: tuple[str, ...]) -> float | None:
+    by_fold = {S.fold(k): v for k, v in config.items()}
+    for name in names:
+        value = by_fold.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value) and value > 0:
+            return float(value)
+    return None
+
+
+def _sizes(config: Mapping[str, Any], where: str, run: str) -> dict[str, float]:
+    """N_T (and N_\\E, N_E where known) of a run: logged, else counted from its architecture."""
+    n = _config_number(config, S.ALIASES[S.N_TOTAL])
+    if n is not None:
+        n_ne = _config_number(config, S.ALIASES[S.N_NONEMBEDDING])
+        return {S.N_TOTAL: n} if n_ne is None else {S.N_TOTAL: n, S.N_NONEMBEDDING: n_ne}
+    arch = run_architecture(config, f"{where}: run {run}")
+    if arch is None:
+        return {}
+    counts = param_counts(arch)
+    return {S.N_TOTAL: float(counts.total), S.N_NONEMBEDDING: float(counts.nonembedding),
+            S.N_EMBEDDING: float(counts.embedding)}
+
+
+def _tokens_per_step(config: Mapping[str, Any]) -> float | None:
+    """Tokens per optimiser step: logged, or batch size (sequences) x sequence length."""
+    per_step = _config_number(config, TOKENS_PER_STEP_KEYS)
+    if per_step is not None:
+        return per_step
+    batch, length = _config_number(config, BATCH_KEYS), _config_number(config, RUN_KEYS["n_ctx"])
+    return None if batch is None or length is None else batch * length
+
+
+def _missing(curve: pd.DataFrame, sizes: dict[str, float], per_step: float | None, logs_tokens: bool,
+             loss_tag: str) -> str | None:
+    """Why a run cannot enter the table, or None."""
+    if curve.empty:
+        return f"no {loss_tag!r} metric logged"
+    if S.N_TOTAL not in sizes:
+        return ("no model size in its config (n_total, params, ... or an architecture: d_model, n_layer, n_head, "
+                "vocab_size, n_ctx)")
+    if per_step is None and not logs_tokens:
+        return "no tokens per step in its config (tokens_per_step, or batch_size and seq_len) and no tokens metric"
+    return None
+
+
+def _line(run: str, curve: pd.DataFrame, sizes: dict[str, float], per_step: float | None, check: Any,
+          missing: str | None) -> RunLine:
+    steps, losses = curve[STEP].to_numpy(), curve[VALUE].to_numpy()
+    kept = check.kept if check is not None else np.flatnonzero(np.isfinite(losses))
+    return RunLine(
+        run_id=run, n_total=sizes.get(S.N_TOTAL), tokens_per_step=per_step, points=len(curve),
+        first_step=float(steps[0]) if len(steps) else None, last_step=float(steps[-1]) if len(steps) else None,
+        final_loss=float(losses[kept][-1]) if len(kept) else None,
+        min_loss=float(losses[kept].min()) if len(kept) else None,
+        flags=check.findings if check is not None else (), excluded=missing or (check.excluded if check else None),
+    )
+
+
+def _with_exclusion(line: RunLine, check: Any) -> RunLine:
+    return line if check is None or line.excluded else RunLine(**{**line.__dict__, "excluded": check.excluded})
+
+
+#: Hyperparameters not copied into the table: their names would be read as a column the runs
+#: table fills per checkpoint (a config's ``steps`` or ``compute`` is the run's total, not the
+#: checkpoint's).
+_PER_CHECKPOINT = {name for role in (S.N_TOTAL, S.TOKENS, S.COMPUTE_TOTAL, S.COMPUTE_NONEMBEDDING, S.LOSS,
+                                     S.RUN_ID, S.STEP) for name in S.ALIASES[role]}
+
+
+def _run_rows(run: str, curve: pd.DataFrame, sizes: dict[str, float], per_step: float | None,
+              config: Mapping[str, Any]) -> pd.DataFrame:
+    """The run's loss curve (logged order) with its sizes, tokens per step and numeric hyperparameters."""
+    rows = pd.DataFrame({S.RUN_ID: run, S.STEP: curve[STEP].to_numpy(), S.LOSS: curve[VALUE].to_numpy(),
+                         **sizes, S.TOKENS: np.nan if per_step is None else curve[STEP].to_numpy() * per_step})
+    for key, value in config.items():
+        if key not in rows.columns and S.fold(key) not in _PER_CHECKPOINT and not isinstance(value, bool):
+            rows[key] = value
+    return rows
+
+
+def _with_metrics(rows: pd.DataFrame, scalars: pd.DataFrame, loss_tag: str, token_tag: str | None) -> pd.DataFrame:
+    """Every other logged metric at each row's step (the last value logged there); a logged
+    tokens metric, where there is one at a row's step, gives that row's tokens."""
+    others = scalars[scalars[TAG] != loss_tag]
+    if others.empty:
+        return rows
+    keys = [others[RUN].astype(str).rename(S.RUN_ID), others[STEP].rename(S.STEP), others[TAG].astype(str)]
+    wide = others[VALUE].groupby(keys).last().unstack(TAG)
+    logged_tokens = wide.pop(token_tag) if token_tag is not None else None
+    rows = rows.join(wide.drop(columns=[c for c in wide.columns if c in rows.columns]), on=[S.RUN_ID, S.STEP])
+    if logged_tokens is not None:
+        at_row = rows[[S.RUN_ID, S.STEP]].join(logged_tokens.rename("logged"), on=[S.RUN_ID, S.STEP])["logged"]
+        rows[S.TOKENS] = at_row.where(at_row.notna(), rows[S.TOKENS])
+    return rows
