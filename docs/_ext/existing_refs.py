@@ -1,0 +1,62 @@
+"""Cross-references to real objects outside the API reference render as plain code.
+
+The docstrings name internal modules and helpers with Sphinx roles (``:func:`...```,
+``:class:`...```). The API reference documents only the public surface, so such a role has no
+page to link to. When the object it names exists (imported here, in the context of the module
+or class where the role is written), the role is rendered as code without a link. When it does
+not exist (a typo, a module that moved), Sphinx's own "reference target not found" warning
+stands, and the build, which treats warnings as errors, fails.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from docutils import nodes
+
+_MISSING = object()
+
+
+def _lookup(path: str) -> Any:
+    """The object at a dotted path, importing the longest module prefix, or ``_MISSING``."""
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            obj = getattr(obj, name, _MISSING)
+            if obj is _MISSING:
+                break
+        if obj is not _MISSING:
+            return obj
+    return _MISSING
+
+
+def _candidates(target: str, module: str | None, cls: str | None) -> list[str]:
+    """Where a Python role's target may live: as written, in its class, module or their parents."""
+    target = target.lstrip(".~")
+    scopes = []
+    if module:
+        parts = module.split(".")
+        scopes = [".".join(parts[:k]) for k in range(len(parts), 0, -1)]
+        if cls:
+            scopes.insert(0, f"{module}.{cls}")
+    return [target] + [f"{scope}.{target}" for scope in scopes]
+
+
+def _resolve_existing(app, env, node, contnode):
+    if node.get("refdomain") != "py":
+        return None
+    found = any(
+        _lookup(path) is not _MISSING
+        for path in _candidates(node["reftarget"], node.get("py:module"), node.get("py:class"))
+    )
+    return contnode if found else None
+
+
+def setup(app):
+    app.connect("missing-reference", _resolve_existing)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
