@@ -1,8 +1,9 @@
 """Cross-references to real objects outside the API reference render as plain code.
 
 The docstrings name internal modules and helpers with Sphinx roles (``:func:`...```,
-``:class:`...```). The API reference documents only the public surface, so such a role has no
-page to link to. When the object it names exists (imported here, in the context of the module
+``:class:`...```), and their type hints name classes of JAX, NumPy and pandas. The API reference
+documents only jaxscale's public surface, and the build loads no other project's inventory (that
+would need the network), so such a name has no page to link to. When the object it names exists (imported here, in the context of the module
 or class where the role is written), the role is rendered as code without a link. When it does
 not exist (a typo, a module that moved), Sphinx's own "reference target not found" warning
 stands, and the build, which treats warnings as errors, fails.
