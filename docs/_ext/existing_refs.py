@@ -37,7 +37,11 @@ def _lookup(path: str) -> Any:
 
 
 def _candidates(target: str, module: str | None, cls: str | None) -> list[str]:
-    """Where a Python role's target may live: as written, in its class, module or their parents."""
+    """Where a Python role's target may live: as written, in its class, module or their parents.
+
+    A type hint may name a class by its public module and its private qualified name
+    (``jax.jaxlib._jax.Array``: ``jax.Array`` defined in ``jaxlib._jax``), so the dotted tails of
+    at least two parts are tried as well."""
     target = target.lstrip(".~")
     scopes = []
     if module:
@@ -45,7 +49,9 @@ def _candidates(target: str, module: str | None, cls: str | None) -> list[str]:
         scopes = [".".join(parts[:k]) for k in range(len(parts), 0, -1)]
         if cls:
             scopes.insert(0, f"{module}.{cls}")
-    return [target] + [f"{scope}.{target}" for scope in scopes]
+    parts = target.split(".")
+    tails = [".".join(parts[k:]) for k in range(1, len(parts) - 1)]
+    return [target] + [f"{scope}.{target}" for scope in scopes] + tails
 
 
 def _resolve_existing(app, env, node, contnode):
