@@ -11,7 +11,9 @@ stands, and the build, which treats warnings as errors, fails.
 
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
 from typing import Any
 
 from docutils import nodes
@@ -54,13 +56,28 @@ def _candidates(target: str, module: str | None, cls: str | None) -> list[str]:
     return [target] + [f"{scope}.{target}" for scope in scopes] + tails
 
 
+def _imported_for_typing(name: str, module: str | None) -> list[str]:
+    """Where ``module`` imports ``name`` from, read from its source: annotations may name a class
+    imported only under ``if TYPE_CHECKING:``, which the running module does not hold."""
+    source = _lookup(module) if module else _MISSING
+    try:
+        tree = ast.parse(inspect.getsource(source))
+    except (TypeError, OSError):
+        return []
+    package = module.rpartition(".")[0]
+    return [f"{node.module if not node.level else package + '.' + (node.module or '')}.{name}".replace("..", ".")
+            for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+            for alias in node.names if (alias.asname or alias.name) == name and alias.name == name]
+
+
 def _resolve_existing(app, env, node, contnode):
     if node.get("refdomain") != "py":
         return None
-    found = any(
-        _lookup(path) is not _MISSING
-        for path in _candidates(node["reftarget"], node.get("py:module"), node.get("py:class"))
-    )
+    target, module = node["reftarget"], node.get("py:module")
+    paths = _candidates(target, module, node.get("py:class"))
+    if "." not in target.lstrip(".~"):
+        paths += _imported_for_typing(target.lstrip(".~"), module)
+    found = any(_lookup(path) is not _MISSING for path in paths)
     return contnode if found else None
 
 
