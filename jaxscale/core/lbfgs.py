@@ -253,7 +253,7 @@ SLOTS = 256
 #: classic fusion emitters than with the MLIR ones, and run 10-20% slower. Fresh processes
 #: alternating on the 2-core VM, Epoch's 240 runs, three rounds each: the 4000-resample
 #: bootstrap 1.01-1.07 s -> 0.73-0.77 s cold, 0.134-0.140 s -> 0.157-0.163 s warm; the
-#: Approach-3 fit 1.13-1.27 s -> 0.84-0.89 s cold, 0.063-0.068 s -> 0.071-0.073 s warm (README).
+#: Approach-3 fit 1.13-1.27 s -> 0.84-0.89 s cold, 0.063-0.068 s -> 0.071-0.073 s warm (docs/benchmarks.md).
 #: A fit runs its program once or a few times per process, so compiling is what costs. Other
 #: backends ignore these CPU options.
 FAST_COMPILE_OPTIONS = {"xla_cpu_use_fusion_emitters": False}

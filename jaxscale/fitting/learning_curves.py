@@ -46,7 +46,8 @@ from jaxscale.support.progress import progress_bar
 #: lambda values profiled when the decay factor is fitted (the paper reports 0.99-0.999 working).
 DECAY_GRID = (0.9, 0.95, 0.99, 0.995, 0.999, 0.9995)
 #: The fitted checkpoints of a run start at this many times its warmup (declared while the seed-1
-#: ``cpu`` sweep was training, before any of its curves was read; README, "Learning curves"):
+#: ``cpu`` sweep was training, before any of its curves was read; docs/guides/curves.md,
+#: "Which checkpoints are fitted"):
 #: warmup and the first fall of the loss from ln V toward the unigram entropy are not the power
 #: law in S1 the law describes.
 TRANSIENT_WARMUPS = 10

@@ -12,7 +12,7 @@ constant rate without warmup), St2 the annealing area in steps at the peak rate.
 (E, A, B, C, alpha, beta) for all sizes and schedules; with S2 = 0 and a constant rate it is
 Eq. 2 exactly, so alpha and beta are Chinchilla's exponents, estimated from whole curves
 instead of last checkpoints. This combination is jaxscale's (declared before fitting it: see
-the README's "every checkpoint" section), not a published law.
+docs/guides/curves.md, "Chinchilla on every checkpoint"), not a published law.
 
 The inputs are columns of the runs table that ``jaxscale curve --every-checkpoint`` adds from
 each run's schedule (:func:`jaxscale.fitting.every_checkpoint.checkpoint_table`), so the law is fitted

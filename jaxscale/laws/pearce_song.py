@@ -1,14 +1,14 @@
 """Pearce & Song (2024), "Reconciling Kaplan and Chinchilla Scaling Laws", Section 2.
 
-The Chinchilla law written in non-embedding terms. With N = N_\\E the non-embedding parameters,
+The Chinchilla law written in non-embedding terms. With N = ``N_\\E`` the non-embedding parameters,
 
 - Eq. 7 (generalised exponent δ, the paper fits δ = 0.34 and uses 1/3):
   N_T = N + γ N**δ
-- Eq. 15: L(N, C_\\E) = A / (N + γ N**δ)**α + B / (C_\\E / 6N)**β + E  (A, B are N_c, D_c)
+- Eq. 15: L(N, ``C_\\E``) = A / (N + γ N**δ)**α + B / (``C_\\E`` / 6N)**β + E  (A, B are N_c, D_c)
 - Eq. 16 (derived here from Eq. 15, see :func:`compute_at_optimum`; the shared text copy lost
   the exponents on N in two terms):
-  C_\\E = 6 N (N + δγ N**δ)**(-1/β) (N + γ N**δ)**((1+α)/β) (β B / (α A))**(1/β)
-- Eq. 17: 1/g = d log C_\\E / d log N*
+  ``C_\\E`` = 6 N (N + δγ N**δ)**(-1/β) (N + γ N**δ)**((1+α)/β) (β B / (α A))**(1/β)
+- Eq. 17: 1/g = d log ``C_\\E`` / d log N*
   = 1 - (1/β) (N + δ²γ N**δ)/(N + δγ N**δ) + ((1+α)/β) (N + δγ N**δ)/(N + γ N**δ),
   which for δ = 1/3 is the paper's (N^(2/3) + γ/9)/(N^(2/3) + γ/3) and (N^(2/3) + γ/3)/(N^(2/3) + γ).
 
@@ -17,7 +17,7 @@ Derivation of Eq. 16: with f(N) = N + γN^δ and D = C/(6N), dL/dN = 0 reads
 expression above; Eq. 17 is its logarithmic derivative, d log(N + kN^δ)/d log N =
 (N + δkN^δ)/(N + kN^δ) applied to both factors.
 
-:data:`LAW` is Eq. 15 as a :class:`~jaxscale.laws.law.Law` of (N_\\E, D) with the flat
+:data:`LAW` is Eq. 15 as a :class:`~jaxscale.laws.law.Law` of (``N_\\E``, D) with the flat
 parameters (A, B, E, α, β, γ, δ); the Step-1 fit of γ, δ to Table A9 is part of the Section-2
 pipeline (:mod:`jaxscale.reconciliation.pipeline`).
 """

@@ -61,8 +61,8 @@ class RunsTable:
     """A validated runs table: float64 arrays, one entry per row.
 
     ``frame`` is the source table with the recognised columns renamed to the canonical names
-    of :mod:`jaxscale.runs.schema` (other columns kept as they were), D and C (and C_\\E where
-    N_\\E is known) filled in. ``report`` says what a tracker source held and what was kept
+    of :mod:`jaxscale.runs.schema` (other columns kept as they were), D and C (and ``C_\\E`` where
+    ``N_\\E`` is known) filled in. ``report`` says what a tracker source held and what was kept
     (:class:`jaxscale.runs.sources.SourceReport`; None for a table).
     """
 

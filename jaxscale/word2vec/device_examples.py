@@ -59,7 +59,7 @@ def pair_slot_layout(config: Word2VecConfig) -> Word2VecConfig:
     on 1..C, so a block takes ceil(neg_block x 2C / (C + 1)) slots (27 for 16 pairs, C = 5), and a
     chunk about as many slots as the host's chunk has pairs. Blocks of ``neg_block`` slots (~40%
     of them empty for C = 5) trained 0.3-0.8 analogy points worse after one epoch (means over 5
-    seeds; see the README)."""
+    seeds; see docs/benchmarks.md, "Examples built on the accelerator")."""
     block = int(np.ceil(config.neg_block * 2 * config.window / (config.window + 1)))
     blocks = config.batch // config.neg_block
     steps = max(1, config.steps_per_chunk * config.batch // (blocks * block))

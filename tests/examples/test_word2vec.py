@@ -1,5 +1,6 @@
 """The word2vec benchmark and example run end to end on a small slice of the shared corpus and
-keep their JSON contracts (the full-size runs are minutes long; their figures are in the README)."""
+keep their JSON contracts (the full-size runs are minutes long; their figures are in
+docs/guides/word2vec.md and docs/benchmarks.md)."""
 
 from __future__ import annotations
 

@@ -192,7 +192,7 @@ def test_curve_bootstrap_gives_intervals_and_their_coverage(tmp_path, capsys):
 def test_curve_intervals_coverage_of_the_true_final_loss(sigma, rho):
     """How often the 95% intervals hold the noise-free final loss of the predicted WSD run, over 15
     noisy copies of the synthetic runs (30 cases): log-normal noise of scale ``sigma``, AR(1) with
-    lag-1 correlation ``rho`` along each run. The README quotes the printed coverage; the floor
+    lag-1 correlation ``rho`` along each run. docs/guides/curves.md ("Intervals") quotes the printed coverage; the floor
     only catches intervals far narrower than these."""
     clean = synthetic_runs(steps=400, every=4)
     hits = []
@@ -248,7 +248,7 @@ def test_misfitting_longest_run_predicts_the_shorter_ones(tmp_path, capsys):
     # 400m: 3000-12000 steps at three peak rates; 1b: 10000 and 20000 steps at two (0.004 has one run)
     assert [g["predicted_runs"] for g in numbers["groups"]] == [3, 3, 3, 1, 1]
     errors = np.array([e["relative_error"] for e in numbers["final_errors"]])
-    # fitted on the longest runs: the README measures at most 2.3% on these runs
+    # fitted on the longest runs: at most 2.3% on these runs when this test was written
     assert np.isfinite(errors).all() and np.abs(errors).max() < 0.03
 
 

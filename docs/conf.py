@@ -1,0 +1,130 @@
+"""Sphinx configuration of jaxscale's documentation.
+
+Build (from the repository root, with ``pip install '.[docs]'`` and ``../shared/data`` beside the
+clone, which the executed notebooks read)::
+
+    sphinx-build -W --keep-going -n -b html docs docs/_build/html
+
+Warnings are errors (``-W``) and every cross-reference must resolve (``-n``, nitpicky). The
+build fetches nothing from the network: no intersphinx inventories, no MathJax or widget scripts
+from a CDN, and the theme's fonts and scripts are the copies bundled in its wheel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(ROOT))  # document this checkout's jaxscale, not an installed copy
+sys.path.insert(0, str(DOCS / "_ext"))
+# The executed notebooks run in their own kernels: point them at the same checkout.
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+# NumPyro imports tqdm.auto, which warns in a kernel without ipywidgets (whose widgets would need
+# scripts from a CDN here); only that message is silenced, every other warning stays on the page.
+os.environ["PYTHONWARNINGS"] = "ignore:IProgress not found"
+
+import jaxscale  # noqa: E402
+
+project = "jaxscale"
+author = "the jaxscale authors"
+copyright = "2026, the jaxscale authors"
+release = version = jaxscale.__version__
+
+extensions = [
+    "myst_nb",  # MyST markdown pages and executed notebooks (it loads myst_parser itself)
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.viewcode",
+    "existing_refs",  # docs/_ext: a role naming a real internal object renders as code
+]
+
+exclude_patterns = ["_build", "_ext", "**.ipynb_checkpoints", "snippets"]
+source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
+root_doc = "index"
+
+# --- MyST ------------------------------------------------------------------------------------
+myst_enable_extensions = ["colon_fence", "deflist"]
+myst_heading_anchors = 3  # links such as guides/fit.md#bootstrap resolve to the heading
+
+# --- executed notebooks ----------------------------------------------------------------------
+nb_execution_mode = "force"  # every build runs every notebook: CI proves they still execute
+nb_execution_timeout = 300  # seconds per cell; each notebook runs in well under 2 minutes
+nb_execution_raise_on_error = True  # a failing cell fails the build
+nb_execution_show_tb = True  # and its traceback is in the build log
+nb_merge_streams = True
+nb_ipywidgets_js = {}  # no widget scripts from a CDN
+nb_execution_excludepatterns = [
+    # The Colab notebook as it stands installs jaxscale and a tokenizer from the network: it is
+    # shown, not executed.
+    "notebooks/colab_tpu.ipynb",
+]
+
+# --- API reference ---------------------------------------------------------------------------
+autodoc_typehints = "description"  # types in the parameter list, where napoleon puts them
+autodoc_typehints_format = "short"
+autodoc_member_order = "bysource"
+autodoc_default_options = {"members": False, "show-inheritance": False}
+napoleon_google_docstring = True
+napoleon_numpy_docstring = True
+napoleon_use_rtype = False
+add_module_names = False
+
+# Cross-references must resolve. Without intersphinx (which would download other projects'
+# inventories) a type hint or role naming a class of JAX, NumPy or pandas has no page to link to;
+# docs/_ext/existing_refs.py renders such a name as code when it imports, as it does for jaxscale's
+# internal objects, and leaves a name that does not import to fail the build. So no target needs
+# to be ignored: add one here, with the reason, only for a name that cannot be imported at all.
+nitpicky = True
+nitpick_ignore: list[tuple[str, str]] = []
+
+# --- HTML ------------------------------------------------------------------------------------
+html_theme = "sphinx_book_theme"
+html_title = "jaxscale"
+html_theme_options = {
+    "show_toc_level": 2,
+    "use_download_button": False,  # nothing to download that the source does not hold
+    "use_fullscreen_button": False,
+    "navigation_with_keys": False,
+}
+html_static_path: list[str] = []
+html_last_updated_fmt = None
+
+
+
+# --- formulas --------------------------------------------------------------------------------
+# Docstrings write a few formulas as :math:. MathJax would come from a CDN, and imgmath needs
+# LaTeX, so formulas are shown as their source, in a monospace span.
+def _plain_inline(translator, node):
+    translator.body.append(f'<code class="math notranslate">{translator.encode(node.astext())}</code>')
+    raise _SkipNode
+
+
+def _plain_block(translator, node):
+    translator.body.append(f'<pre class="math notranslate">{translator.encode(node.astext())}</pre>')
+    raise _SkipNode
+
+
+def _ipython_lexer(app, docname, source):
+    """Highlight a notebook saved without a kernel's language info as IPython (whose ``!shell``
+    lines are not Python), the lexer a Python kernel reports when it runs the notebook."""
+    if app.env.doc2path(docname).suffix != ".ipynb":
+        return
+    notebook = json.loads(source[0])
+    info = notebook.setdefault("metadata", {}).setdefault("language_info", {})
+    if info.get("name", "python") == "python" and "pygments_lexer" not in info:
+        info["pygments_lexer"] = "ipython3"
+        source[0] = json.dumps(notebook)
+
+
+def setup(app):
+    app.add_html_math_renderer("plain", (_plain_inline, None), (_plain_block, None))
+    app.connect("source-read", _ipython_lexer)
+
+
+from docutils.nodes import SkipNode as _SkipNode  # noqa: E402
+
+html_math_renderer = "plain"
