@@ -32,14 +32,14 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
+from jaxscale.core.intervals import interval
 from jaxscale.core.numerics import float64
-from jaxscale.fitting.allocation_laws import AllocationLaws
 from jaxscale.fitting.approach1 import fit_approach1
 from jaxscale.fitting.approach3 import FitResult, fit_approach3
 from jaxscale.fitting.bootstrap import bootstrap
+from jaxscale.fitting.frontier_laws import FrontierLaws
 from jaxscale.laws import chinchilla, pearce_song
 from jaxscale.optimum import solver as optimal
-from jaxscale.optimum.allocation import band
 from jaxscale.reconciliation.per_draw import reconciled_exponents
 from jaxscale.reconciliation.pipeline import EmbeddingFit, fit_gamma_delta
 from jaxscale.reconciliation.simulate import SimulationConfig, Step4, simulate_step4
@@ -50,8 +50,8 @@ from jaxscale.runs.table import RunsTable, best_per_size_and_tokens, final_check
 class RunsReconciliation:
     """Observed and predicted frontier exponents of one runs table, and what they came from."""
 
-    observed_total: AllocationLaws
-    observed_nonembedding: AllocationLaws
+    observed_total: FrontierLaws
+    observed_nonembedding: FrontierLaws
     embedding: EmbeddingFit
     sizes: tuple[np.ndarray, np.ndarray]  # (N_T, N_\E) of every distinct model of the table
     law: FitResult  # Chinchilla law on the last checkpoints of the tuned runs, total basis
@@ -103,8 +103,7 @@ def reconcile_runs(table: RunsTable, *, bootstrap_resamples: int = 200, seed: in
     config = simulation_config(law.params, embedding, n_nonembedding)
     step4 = simulate_step4(law.params, embedding.gamma, embedding.delta, config)
     refits = bootstrap(law, bootstrap_resamples, seed=seed)
-    draws = type(refits.params)(*(v[refits.converged] for v in refits.params))
-    predicted = reconciled_exponents(draws, embedding, config)
+    predicted = reconciled_exponents(refits.parameter_draws.used, embedding, config)
     return RunsReconciliation(
         observed_total=observed["total"], observed_nonembedding=observed["nonembedding"], embedding=embedding,
         sizes=(n_total, n_nonembedding), law=law, config=config, step4=step4,
@@ -113,8 +112,7 @@ def reconcile_runs(table: RunsTable, *, bootstrap_resamples: int = 200, seed: in
 
 
 def _interval(draws: np.ndarray) -> list[float]:
-    b = band(draws)
-    return [float(b.lo), float(b.hi)]
+    return [float(bound) for bound in interval(draws)]
 
 
 def summary(result: RunsReconciliation) -> dict[str, Any]:
