@@ -172,8 +172,6 @@ def _with_table_embedding(settings: Any, runs: Any, table_embedding: bool) -> An
     sizes, where ``table_embedding`` asks for them."""
     if not table_embedding:
         return settings
-    from jaxscale.reconciliation.on_runs import model_sizes
-    from jaxscale.reconciliation.pipeline import EmbeddingFit, fit_gamma_delta
+    from jaxscale.reconciliation.on_runs import table_embedding
 
-    embedding = EmbeddingFit(*(float(v) for v in fit_gamma_delta(*model_sizes(runs))))
-    return dataclasses.replace(settings, embedding=embedding)
+    return dataclasses.replace(settings, embedding=table_embedding(runs))

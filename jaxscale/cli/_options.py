@@ -55,11 +55,31 @@ def positive(text: str) -> float:
     return value
 
 
+def add_source(p: argparse.ArgumentParser) -> None:
+    """How to read runs that live in an experiment tracker (:mod:`jaxscale.runs.sources`): its
+    kind, the metric read as the loss, a W&B runs-table export, and the loss policy."""
+    from jaxscale.runs.policy import LOSS_POLICIES
+    from jaxscale.runs.sources import SOURCE_KINDS
+
+    p.add_argument("--source", dest="source_kind", choices=SOURCE_KINDS, default=None, metavar="KIND",
+                   help=f"the runs' source, one of {', '.join(SOURCE_KINDS)} (default: detected)")
+    p.add_argument("--metric", default=None, metavar="NAME",
+                   help="a tracker's logged metric read as the loss (default: val_loss, eval/loss, ..., loss, "
+                   "train_loss)")
+    p.add_argument("--config", type=Path, default=None, metavar="CSV",
+                   help="a W&B runs-table export with the runs' configurations")
+    p.add_argument("--loss-policy", default=None, metavar="POLICY",
+                   help=f"the loss each run contributes: {', '.join(LOSS_POLICIES)} or ema:SPAN "
+                   "(default: every checkpoint)")
+
+
 def add_runs(p: argparse.ArgumentParser, required: bool = True) -> None:
-    """The runs table and how to read it: RUNS (positional; optional unless ``required``), the
-    column names, ``--where`` and ``--run-by`` (read them with :func:`load_columns`)."""
-    p.add_argument("runs", type=Path, nargs=None if required else "?", default=None, metavar="RUNS",
-                   help="CSV of runs (e.g. Epoch's chinchilla_svg_extracted_data.csv)")
+    """The runs and how to read them: RUNS (positional; optional unless ``required``), the
+    column names, ``--where``, ``--run-by`` and a tracker's options (:func:`add_source`); read
+    them with :func:`load_columns`."""
+    p.add_argument("runs", nargs=None if required else "?", default=None, metavar="RUNS",
+                   help="the runs: a CSV (e.g. Epoch's chinchilla_svg_extracted_data.csv), a TensorBoard log "
+                   "directory, an MLflow store or URI, or W&B exports")
     for role, flag in (("model size N", "--n-col"), ("training tokens D", "--d-col"),
                        ("training compute C", "--c-col"), ("loss", "--loss-col")):
         p.add_argument(flag, default=None, metavar="NAME", help=f"column of {role} (default: recognised by name)")
@@ -68,6 +88,7 @@ def add_runs(p: argparse.ArgumentParser, required: bool = True) -> None:
     p.add_argument("--run-by", default=None, metavar="COLS",
                    help="comma-separated columns that together name a run, e.g. model,peak_lr,total_steps,sweep "
                    "(default: a run_id column if there is one)")
+    add_source(p)
 
 
 def add_table(p: argparse.ArgumentParser, required: bool = True) -> None:
@@ -126,14 +147,20 @@ def _run_by(args: argparse.Namespace) -> list[str] | None:
     return [c.strip() for c in args.run_by.split(",")] if args.run_by else None
 
 
-def load_columns(args: argparse.Namespace, path: Path | None = None, sizes_vary: bool = True) -> RunsTable:
+def _source(args: argparse.Namespace) -> dict[str, Any]:
+    """:func:`add_source`'s options, as :func:`jaxscale.runs.table.load_runs` names them."""
+    return {"source_kind": args.source_kind, "metric": args.metric, "config": args.config,
+            "loss_policy": args.loss_policy}
+
+
+def load_columns(args: argparse.Namespace, path: str | Path | None = None, sizes_vary: bool = True) -> RunsTable:
     """The validated runs table of :func:`add_runs`' options (from ``path`` if given; ``sizes_vary``:
     see :func:`jaxscale.runs.table.load_runs`)."""
     from jaxscale.runs.table import load_runs
 
     return load_runs(args.runs if path is None else path, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col,
                      loss_col=args.loss_col, run_by=_run_by(args), where=where_conditions(args.where),
-                     sizes_vary=sizes_vary)
+                     sizes_vary=sizes_vary, **_source(args))
 
 
 def load_table(args: argparse.Namespace) -> RunsTable:
@@ -142,9 +169,11 @@ def load_table(args: argparse.Namespace) -> RunsTable:
 
     if args.drop_highest < 0:
         raise ValueError(f"--drop-highest must be >= 0, got {args.drop_highest}")
+    source = _source(args)
     return load_runs(args.runs, n=args.n_col, d=args.d_col, c=args.c_col, loss=args.loss_col,
-                     where=where_conditions(args.where), run_by=_run_by(args), final_only=args.final_only,
-                     tuned_only=args.tuned_only, drop_highest=args.drop_highest, basis=args.basis)
+                     where=where_conditions(args.where), run_by=_run_by(args), kind=source.pop("source_kind"),
+                     **source, final_only=args.final_only, tuned_only=args.tuned_only,
+                     drop_highest=args.drop_highest, basis=args.basis)
 
 
 def deferred_table(args: argparse.Namespace) -> Callable[[], RunsTable]:

@@ -63,10 +63,12 @@ def _ids(text: str | None) -> list[str]:
     return [r.strip() for r in text.split(",") if r.strip()] if text else []
 
 
-def _plan(args: argparse.Namespace) -> tuple[Path, dict]:
-    """The CSV to read and the settings: the protocol's, overridden by explicit options."""
-    path = args.runs / "runs.csv" if args.runs.is_dir() else args.runs
-    name = args.protocol or ("sweep" if args.runs.is_dir() else None)
+def _plan(args: argparse.Namespace) -> tuple[str | Path, dict]:
+    """The runs to read (a sweep directory's runs.csv) and the settings: the protocol's,
+    overridden by explicit options."""
+    sweep = Path(args.runs).is_dir() and (Path(args.runs) / "runs.csv").is_file()
+    path = Path(args.runs) / "runs.csv" if sweep else args.runs
+    name = args.protocol or ("sweep" if sweep else None)
     explicit = bool(args.fit_runs or args.predict)
     if explicit and not (args.fit_runs and args.predict):
         raise ValueError("--fit-runs and --predict go together")

@@ -36,7 +36,6 @@ from jaxscale.laws.law import Law, NoisePriors
 from jaxscale.laws.registry import law_by_name
 from jaxscale.optimum.allocation import loss_draws
 from jaxscale.reconciliation import per_draw as derived
-from jaxscale.reconciliation.pipeline import EmbeddingFit, fit_gamma_delta
 from jaxscale.runs.table import RunsTable
 
 
@@ -238,17 +237,20 @@ def reconciled_exponent_draws(draws: Draws, embedding_uncertainty: bool = False,
     Step-4 simulation is the table's own instead: gamma and delta fitted to its model sizes,
     its size range and budget windows (:mod:`jaxscale.reconciliation.on_runs`). Raises
     ValueError, saying why, for a law of another form (:attr:`Law.chinchilla_undefined`)."""
-    from jaxscale.reconciliation.on_runs import model_sizes, simulation_config
+    from jaxscale.reconciliation.on_runs import (
+        model_sizes,
+        simulation_config,
+        table_embedding,
+    )
 
     draws.law.require_chinchilla("the reconciled exponent")
     used = draws.used
     step = 1 if max_draws is None else max(1, len(used[0]) // max_draws)
     params = jax.tree.map(lambda v: v[::step], used)
     if table is not None:
-        n_total, n_nonembedding = model_sizes(table)
-        embedding = EmbeddingFit(*(float(v) for v in fit_gamma_delta(n_total, n_nonembedding)))
+        embedding = table_embedding(table)
         median = jax.tree.map(lambda v: float(np.median(v)), params)
-        config = simulation_config(median, embedding, n_nonembedding)
+        config = simulation_config(median, embedding, model_sizes(table)[1])
         return Reconciled(derived.reconciled_exponents(params, embedding, config),
                           f"table (gamma = {embedding.gamma:.4g}, delta = {embedding.delta:.4f})")
     embedding = derived.embedding_draws(len(params.alpha), seed) if embedding_uncertainty else None

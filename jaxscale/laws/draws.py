@@ -50,7 +50,7 @@ class Draws(Generic[P]):
         params: the law's NamedTuple, every field an [S] array.
         valid: [S] booleans, the draws to use (bootstrap refits that converged to finite
             parameters; every posterior draw).
-        kind: ``"bootstrap"``, ``"nuts"`` or ``"laplace"`` (:data:`KINDS`).
+        kind: ``"bootstrap"``, ``"nuts"`` or ``"laplace"`` (:data:`~jaxscale.laws.draws.KINDS`).
     """
 
     law: Law

@@ -35,9 +35,8 @@ from jaxscale.fitting.approach1 import (
     undefined_exponent,
 )
 from jaxscale.fitting.frontier_laws import FrontierLaws
-from jaxscale.lm import distributed, sharding
+from jaxscale.lm import distributed, sharding, tensorboard_logs
 from jaxscale.lm import sweep_diagnostics as diagnostics
-from jaxscale.lm import tensorboard_logs
 from jaxscale.lm import train as lm
 from jaxscale.lm.presets import ModelSize, SweepConfig
 from jaxscale.lm.tokens import TokenBatches, prepare_tokens

@@ -29,6 +29,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -71,6 +72,13 @@ def model_sizes(table: RunsTable) -> tuple[np.ndarray, np.ndarray]:
 
 
 @float64
+def table_embedding(table: RunsTable) -> EmbeddingFit:
+    """Step 1 on the table: gamma, delta of Eq. 7, N_T = N_\\E + gamma N_\\E^delta, fitted to its
+    own model sizes (:func:`model_sizes`), as floats."""
+    return jax.tree.map(float, fit_gamma_delta(*model_sizes(table)))
+
+
+@float64
 def simulation_config(law: chinchilla.ChinchillaParams, embedding: EmbeddingFit,
                       n_nonembedding: np.ndarray) -> SimulationConfig:
     """The Step-4 grids over the table's size range, with the budget windows of the module
@@ -98,7 +106,7 @@ def reconcile_runs(table: RunsTable, *, bootstrap_resamples: int = 200, seed: in
     n_total, n_nonembedding = model_sizes(table)
     observed = {basis: fit_approach1(table, basis=basis, bootstrap=bootstrap_resamples, seed=seed)
                 for basis in ("total", "nonembedding")}
-    embedding = EmbeddingFit(*(float(v) for v in fit_gamma_delta(n_total, n_nonembedding)))
+    embedding = table_embedding(table)
     law = fit_approach3(best_per_size_and_tokens(final_checkpoints(table)), law=chinchilla.LAW)
     config = simulation_config(law.params, embedding, n_nonembedding)
     step4 = simulate_step4(law.params, embedding.gamma, embedding.delta, config)
