@@ -8,7 +8,7 @@ runs alternate cold, warm, cold, ... so that a change in the machine's load hits
 The anchor (issue 16) is Pearce & Song's own numpy script with its figures, 3.5 s; that script
 is not part of this repository, so the figure is the issue's, printed for comparison only.
 
-    python benchmarks/bench_reconcile.py [--runs 5] [--spec epoch] [--json]
+    python benchmarks/bench_reconcile.py [--runs 5] [--published epoch] [--json]
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def run_once(spec: str, cache: Path, out: Path) -> tuple[float, float]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "JAXSCALE_CACHE_DIR": str(cache)}
     env.pop("JAXSCALE_NO_CACHE", None)
     cpu, start = _children_cpu(), time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "jaxscale", "reconcile", "--spec", spec, "--out", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "jaxscale", "reconcile", "--published", spec, "--out", str(out)],
                           env=env, cwd=REPO, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
@@ -67,7 +67,7 @@ def measure(runs: int, spec: str) -> dict[str, dict[str, list[float]]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="timed runs per case (default: %(default)s)")
-    parser.add_argument("--spec", choices=("epoch", "chinchilla"), default="epoch")
+    parser.add_argument("--published", choices=("epoch", "chinchilla"), default="epoch")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     if args.runs < 1:
@@ -75,9 +75,9 @@ def main() -> int:
 
     compileall.compile_dir(REPO / "jaxscale", quiet=1)
     load_before = os.getloadavg()
-    times = measure(args.runs, args.spec)
+    times = measure(args.runs, args.published)
     result = {
-        "spec": args.spec,
+        "published": args.published,
         "runs": args.runs,
         "load_average_before": load_before,
         "load_average_after": os.getloadavg(),
@@ -92,7 +92,7 @@ def main() -> int:
         json.dump(result, sys.stdout, indent=2)
         print()
         return 0
-    print(f"jaxscale reconcile --spec {args.spec}, fresh process, figures included, {args.runs} runs each "
+    print(f"jaxscale reconcile --published {args.published}, fresh process, figures included, {args.runs} runs each "
           f"({result['cpu_count']} CPUs, load average {load_before[0]:.2f} before, "
           f"{result['load_average_after'][0]:.2f} after)")
     for case in ("cold", "warm"):

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxscale.core.intervals import interval
 from jaxscale.inference import diagnostics, refit
 from jaxscale.inference.sample import NutsConfig
 from jaxscale.laws.chinchilla import EPOCH
-from jaxscale.optimum.allocation import band, loss_draws, optimal_allocation
+from jaxscale.optimum.allocation import loss_draws, optimal_allocation
 from jaxscale.plots import bayes as plots
 from jaxscale.runs.table import drop_highest_loss, load_runs
 
@@ -50,14 +51,15 @@ def main(argv: list[str] | None = None) -> dict:
 
     budgets = np.logspace(18, 27, 37)
     bands = optimal_allocation(fit.law, fit.params, budgets)
-    at_1e24 = band(bands.n[:, np.argmin(np.abs(budgets - 1e24))])
-    planned = band(loss_draws(fit.law, fit.params, *PLANNED))
-    print(f"\nN*(1e24 FLOP): median {at_1e24.median:.3g}, 95% [{at_1e24.lo:.3g}, {at_1e24.hi:.3g}] parameters")
-    print(f"loss of a 70B model on 1.4T tokens: {planned.median:.4f} [{planned.lo:.4f}, {planned.hi:.4f}]")
+    at_1e24 = bands.n[:, np.argmin(np.abs(budgets - 1e24))]
+    planned = loss_draws(fit.law, fit.params, *PLANNED)
+    (n_lo, n_hi), (l_lo, l_hi) = interval(at_1e24), interval(planned)
+    print(f"\nN*(1e24 FLOP): median {np.median(at_1e24):.3g}, 95% [{n_lo:.3g}, {n_hi:.3g}] parameters")
+    print(f"loss of a 70B model on 1.4T tokens: {np.median(planned):.4f} [{l_lo:.4f}, {l_hi:.4f}]")
 
-    reconciled = refit.reconciled_exponent_draws(fit, max_draws=100 if args.fast else None)
-    kaplan_basis = refit.interval(reconciled.exponents.nonembedding)
-    total_basis = refit.interval(reconciled.exponents.total)
+    reconciled = refit.reconciled_exponent_draws(fit.parameter_draws, max_draws=100 if args.fast else None)
+    kaplan_basis = refit.median_and_hdi(reconciled.exponents.nonembedding)
+    total_basis = refit.median_and_hdi(reconciled.exponents.total)
     print(f"\nreconciled exponent N*_\\E ∝ C_\\E^g: median {kaplan_basis['median']:.4f}, 95% HDI "
           f"[{kaplan_basis['hdi95'][0]:.4f}, {kaplan_basis['hdi95'][1]:.4f}] (paper: 0.78 Epoch, 0.74 Chinchilla; Kaplan 0.73)")
     print(f"total-basis exponent N*_T ∝ C_T^a:   median {total_basis['median']:.4f}, 95% HDI "

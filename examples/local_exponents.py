@@ -17,7 +17,7 @@ def my_law(n, d, p):
 
 def main() -> None:
     with jax.enable_x64(True):
-        epoch = chinchilla.preset("epoch")
+        epoch = chinchilla.EPOCH
         c = jnp.logspace(20, 26, 4)
         print("budget C       N*(C) generic   N*(C) Eq. 14   a = dlogN*/dlogC")
         for ci, n_gen, n_eq14, a in zip(c, optimal.optimal_n(chinchilla.loss, epoch, c),

@@ -1,17 +1,54 @@
-"""jaxscale: a differentiable scaling-law engine in JAX.
+"""jaxscale: scaling laws in JAX. Fit them to your runs with intervals, sample their posterior,
+ask what drives their conclusions, reconcile Kaplan with Chinchilla, plan a run.
 
-Subpackages
------------
-- :mod:`jaxscale.laws`       Kaplan, Chinchilla and Pearce & Song laws as pure JAX functions.
-- :mod:`jaxscale.optimum.solver`    generic compute-optimal solver and implicit-diff local exponents.
-- :mod:`jaxscale.reconciliation.simulate`   synthetic training curves and the compute-efficient frontier.
-- :mod:`jaxscale.runs.table`       the runs table: the one door data comes in through.
-- :mod:`jaxscale.fitting`        Chinchilla Approaches 1-3, bootstrap, Kaplan-form fits.
-- :mod:`jaxscale.inference`  NumPyro posteriors over law parameters and derived quantities.
-- :mod:`jaxscale.models`, :mod:`jaxscale.train`, :mod:`jaxscale.text`  models that generate runs.
+    >>> import jaxscale as js
+    >>> runs = js.load_runs("runs.csv", drop_highest=5)   # a CSV or DataFrame of (N, D, loss)
+    >>> fitted = js.fit(runs, law="chinchilla", bootstrap=1000)
+    >>> fitted.summary()                                   # a DataFrame: estimate, 95% interval
+    >>> posterior = js.bayes(runs, chains=4)               # NUTS, or laplace=True
+    >>> js.sensitivity(fitted).summary()                   # elasticities, delta method, influence
+    >>> js.allocate(fitted, compute=1e24)                  # N*(C), D*(C) with bands
 
-Numerics: laws, solvers, fits and inference run in float64 (see :mod:`jaxscale.core.numerics`);
-training runs in float32/bfloat16 with explicit dtypes, whatever the global x64 flag says.
+Verbs: :func:`load_runs`, :func:`fit`, :func:`bayes`, :func:`sensitivity`, :func:`reconcile`,
+:func:`allocate`; :mod:`laws` (``laws.names()``, ``laws.get(name)``). Each verb returns a result
+with ``.summary()`` (a DataFrame), ``.to_dict()`` (the JSON ``jaxscale COMMAND --json`` prints),
+``.plot()`` (matplotlib Figures) and ``.save(directory)``. Types: :class:`RunsTable`,
+:class:`Law`, :class:`Draws` (bootstrap refits and posterior draws alike) and the results.
+
+Laws, solvers, fits and inference run in float64 (:mod:`jaxscale.core.numerics`), training in
+float32/bfloat16. Importing jaxscale loads nothing heavy: each name loads on first use.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
+
+#: Every public name and the module that defines it (loaded on first access, PEP 562).
+_WHERE = {
+    "load_runs": "jaxscale._api.runs", "fit": "jaxscale._api.fit", "bayes": "jaxscale._api.bayes",
+    "sensitivity": "jaxscale._api.sensitivity", "reconcile": "jaxscale._api.reconcile",
+    "allocate": "jaxscale._api.allocate", "laws": "jaxscale.laws",
+    "RunsTable": "jaxscale.runs.table", "Law": "jaxscale.laws.law", "Draws": "jaxscale.laws.draws",
+    "FitReport": "jaxscale._api.fit", "FrontierReport": "jaxscale._api.fit", "Posterior": "jaxscale._api.bayes",
+    "GroupedPosterior": "jaxscale._api.bayes", "LooComparison": "jaxscale._api.bayes",
+    "SensitivityReport": "jaxscale._api.sensitivity", "ReconcileReport": "jaxscale._api.reconcile",
+    "Allocation": "jaxscale._api.allocate", "DataConstrainedAllocation": "jaxscale._api.allocate",
+}
+
+__all__ = ["__version__", *_WHERE]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'jaxscale' has no attribute {name!r}")
+    module = importlib.import_module(_WHERE[name])
+    value = module if name == "laws" else getattr(module, name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -105,6 +105,7 @@ def import_graph_modules() -> set[str]:
     "import jaxscale.fitting.approach3, jaxscale.fitting.bootstrap, jaxscale.inference.refit, "
     "jaxscale.sensitivities.study, jaxscale.reconciliation.pipeline, jaxscale.optimum.allocation",
     "import jaxscale.cli.fit, jaxscale.cli.bayes, jaxscale.cli.reconcile",
+    "import jaxscale; jaxscale.fit; jaxscale.bayes; jaxscale.load_runs",
 ])
 def test_the_engine_loads_no_wing_dependency(statement):
     wing_only = ("flax", "orbax", "tokenizers")

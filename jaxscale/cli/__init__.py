@@ -1,11 +1,13 @@
-"""The ``jaxscale`` command line: parses arguments, calls library functions, prints.
+"""The ``jaxscale`` command line: parses arguments, calls the public API, prints.
 
-No science lives here. Each command is one small module of this package exposing
-``register(subparsers)``; it adds its parser and sets ``run=`` to a function of the parsed
-arguments returning an exit status (and, optionally, ``prepare=``, run first, before JAX starts
-its backend). Bad input (``ValueError``, missing files) is reported as
-one line on stderr with exit status 2, never a traceback; warnings as one line each,
-``jaxscale COMMAND: warning: MESSAGE``, without the source file and line.
+No science and no report lives here: a command parses its options, calls a verb of
+:mod:`jaxscale` and prints the result's ``to_dict()`` (``--json``) or its text, after writing the
+result's files into ``--out``. Each command is one small module of this package exposing
+``register(subparsers)``; it adds its parser (with the shared options of :mod:`._options`) and
+sets ``run=`` to a function of the parsed arguments returning an exit status (and, optionally,
+``prepare=``, run first, before JAX starts its backend). Bad input (``ValueError``, missing
+files) is reported as one line on stderr with exit status 2, never a traceback; warnings as one
+line each, ``jaxscale COMMAND: warning: MESSAGE``, without the source file and line.
 """
 
 from __future__ import annotations
@@ -33,7 +35,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="jaxscale", description="A differentiable scaling-law engine in JAX.")
+    parser = _Parser(prog="jaxscale", description="A differentiable scaling-law engine in JAX.",
+                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                     epilog="Example:\n  jaxscale fit runs.csv --drop-highest 5 --bootstrap 1000 --json\n"
+                            "  jaxscale COMMAND --help")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         importlib.import_module(f"jaxscale.cli.{name}").register(subparsers)

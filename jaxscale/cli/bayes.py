@@ -1,32 +1,29 @@
-"""``jaxscale bayes``: Bayesian refit of a runs table with NumPyro (posterior over the law)."""
+"""``jaxscale bayes``: the posterior of a law given a runs table (:func:`jaxscale.bayes`)."""
 
 from __future__ import annotations
 
 import argparse
 import os
-import time
-from pathlib import Path
 
-from jaxscale.cli.fit import add_table_arguments, chosen_law, load_table
-
-#: Default budgets (FLOP) of the N*(C) and loss bands.
-BAND_BUDGETS = (1e18, 1e27)
+from jaxscale.cli import _options as o
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "bayes",
-        help="Bayesian refit of a scaling law (NUTS) with posterior intervals",
-        description="Sample the posterior of L(N, D) given a runs table (same columns and checks "
-        "as `jaxscale fit`): Student-t likelihood on log loss, weakly informative priors, NUTS "
-        "from the Approach-3 optimum; convergence diagnostics; posterior "
-        "of a = beta/(alpha+beta) and of Pearce & Song's reconciled (Kaplan-basis) exponent.",
+    p = o.command(
+        subparsers, "bayes", "Bayesian refit of a scaling law (NUTS) with posterior intervals",
+        "Sample the posterior of L(N, D) given a runs table (same columns and checks as `jaxscale fit`): "
+        "Student-t likelihood on log loss, weakly informative priors, NUTS from the Approach-3 optimum; "
+        "convergence diagnostics; posterior of a = beta/(alpha+beta) and of Pearce & Song's reconciled "
+        "(Kaplan-basis) exponent. With --out, writes posterior.nc (ArviZ InferenceData) and the figures.",
+        "jaxscale bayes chinchilla_svg_extracted_data.csv --drop-highest 5 --chains 4 --out posterior\n"
+        "jaxscale bayes isoflops_public.csv --group-by source --share alpha,beta --compare-sharing",
     )
-    add_table_arguments(p)
+    o.add_table(p)
+    o.add_law(p)
     p.add_argument("--chains", type=int, default=4, help="NUTS chains (default: %(default)s)")
     p.add_argument("--warmup", type=int, default=1000, help="warmup steps per chain (default: %(default)s)")
     p.add_argument("--samples", type=int, default=1000, help="draws per chain (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    o.add_seed(p, "seed of the sampler")
     p.add_argument("--target-accept", type=float, default=0.8, help="NUTS target acceptance (default: %(default)s)")
     p.add_argument("--laplace", action="store_true",
                    help="fast path: Laplace approximation at the posterior mode instead of NUTS")
@@ -54,158 +51,47 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="sample on runs with N (or C, see --holdout-by) below X only and report the errors and "
                    "the 50/80/90%% predictive-interval coverage on the rest")
     p.add_argument("--holdout-by", choices=("n", "c"), default="n", help="holdout split variable (default: %(default)s)")
-    p.add_argument("--out", type=Path, default=None,
-                   help="directory for posterior.nc (ArviZ InferenceData) and the figures")
+    o.add_out(p, "posterior.nc (ArviZ InferenceData) and the figures")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    o.add_json(p)
     p.set_defaults(run=run, prepare=one_cpu_device_per_chain)
 
 
-def host_device_flags(xla_flags: str, chains: int) -> str:
-    """``XLA_FLAGS`` that give the CPU platform one device per chain, so that NumPyro runs the
-    chains in parallel (``chain_method="auto"``, :mod:`jaxscale.inference.sample`); flags that
-    already set a device count are kept as they are."""
-    if "xla_force_host_platform_device_count" in xla_flags:
-        return xla_flags
-    return f"{xla_flags} --xla_force_host_platform_device_count={chains}".strip()
-
-
 def one_cpu_device_per_chain(args: argparse.Namespace) -> None:
-    """Before JAX starts its backend: ask for one CPU device per chain (no effect on GPU/TPU).
-    Once a backend is running (``main`` called from Python) the flags would change nothing in
-    this process and leak into its children, so they are left alone."""
-    from jax._src import xla_bridge  # JAX exposes no public test of a started backend
+    """Before JAX starts its backend: one CPU device per chain, so that NumPyro runs the chains
+    in parallel (``chain_method="auto"``, :mod:`jaxscale.inference.sample`; no effect on GPU or
+    TPU), through JAX's ``jax_num_cpu_devices``. A device count already chosen (the XLA flag
+    ``--xla_force_host_platform_device_count`` or ``JAX_NUM_CPU_DEVICES``) is kept; once a backend
+    is running (``main`` called from Python after JAX computed), JAX refuses the setting
+    (RuntimeError) and this process keeps its devices."""
+    import jax
 
-    if not xla_bridge.backends_are_initialized():
-        os.environ["XLA_FLAGS"] = host_device_flags(os.environ.get("XLA_FLAGS", ""), max(args.chains, 1))
-
-
-def _check_options(args: argparse.Namespace) -> None:
-    _config(args)  # the sampler's own checks: chains, samples, warmup, target acceptance
-    if args.gamma_uncertainty and args.table_embedding:
-        raise ValueError("--gamma-uncertainty (Table A9 bootstrap) and --table-embedding exclude each other")
-    if args.gamma_uncertainty and args.law != "chinchilla":
-        raise ValueError("--gamma-uncertainty applies to --law chinchilla only")
-    if args.out is not None and args.out.exists() and not args.out.is_dir():
-        raise NotADirectoryError(f"--out {args.out} exists and is not a directory")
-    grouped_only = [flag for flag, on in (("--share", args.share is not None),
-                                          ("--compare-sharing", args.compare_sharing)) if on]
-    if grouped_only and args.group_by is None:
-        raise ValueError(f"{grouped_only[0]} needs --group-by COL")
-    if args.group_by is not None and (args.compare is not None or args.laplace or args.holdout_threshold is not None
-                                      or args.table_embedding or args.gamma_uncertainty):
-        raise ValueError("--group-by samples one grouped model with NUTS on all runs: not with --compare, --laplace, "
-                         "--holdout-threshold, --table-embedding or --gamma-uncertainty")
-    if args.compare is not None and (args.laplace or args.holdout_threshold is not None or args.table_embedding):
-        raise ValueError("--compare samples every law with NUTS on all runs: not with --laplace, --holdout-threshold "
-                         "or --table-embedding")
-
-
-def _config(args: argparse.Namespace):
-    from jaxscale.inference.sample import NutsConfig
-
-    return NutsConfig(chains=args.chains, warmup=args.warmup, samples=args.samples, seed=args.seed,
-                      target_accept=args.target_accept, progress_bar=not args.no_progress)
+    chosen = "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", "")
+    if chosen or jax.config.jax_num_cpu_devices >= 0:
+        return
+    try:
+        jax.config.update("jax_num_cpu_devices", max(args.chains, 1))
+    except RuntimeError:  # the backend is running already
+        pass
 
 
 def run(args: argparse.Namespace) -> int:
-    start = time.perf_counter()
-    _check_options(args)
+    from jaxscale import bayes
+
+    o.check_out(args.out)
+    result = bayes(o.deferred_table(args), args.law, chains=args.chains, warmup=args.warmup, samples=args.samples,
+                   seed=args.seed, target_accept=args.target_accept, laplace=args.laplace,
+                   progress=not args.no_progress, gamma_uncertainty=args.gamma_uncertainty,
+                   table_embedding=args.table_embedding, holdout=args.holdout_threshold, holdout_by=args.holdout_by,
+                   group_by=args.group_by, share=args.share, compare_sharing=args.compare_sharing,
+                   compare=args.compare)
     if args.compare is not None:
-        return run_comparison(args, start)
-    if args.group_by is not None:
-        return run_grouped(args, start)
-    from jaxscale.inference import refit
-
-    table = load_table(args)
-    law = chosen_law(args)
-    heldout = None
-    if args.holdout_threshold is not None:
-        from jaxscale.fitting.holdout import split
-
-        table, heldout = split(table, args.holdout_threshold, args.holdout_by)
-    if args.laplace:
-        fit = refit.approximate_posterior(table, law, seed=args.seed)
+        text = _print_comparison
+    elif args.group_by is not None:
+        text = _print_sharing if args.compare_sharing else _print_grouped
     else:
-        fit = refit.sample_posterior(table, law, _config(args))
-    reconciled = (refit.reconciled_exponent_draws(fit, args.gamma_uncertainty, args.seed,
-                                                  table=table if args.table_embedding else None)
-                  if args.law == "chinchilla" else None)
-    numbers = refit.report(fit, table, reconciled)
-    numbers["drop_highest"] = args.drop_highest
-    if heldout is not None:
-        numbers["holdout"] = {"by": args.holdout_by, "threshold": args.holdout_threshold,
-                              **refit.holdout_calibration(fit, table, heldout, args.holdout_by, args.seed)}
-    if args.out is not None:
-        numbers["files"] = _write_outputs(fit, reconciled, args.out)
-    numbers["seconds"] = time.perf_counter() - start
-    from jaxscale.cli._output import emit
-
-    emit(numbers, args.json, _print)
-    return 0
-
-
-def run_comparison(args: argparse.Namespace, start: float) -> int:
-    """``jaxscale bayes --compare LAWS``: :mod:`jaxscale.inference.compare`."""
-    from jaxscale.inference.compare import compare_laws, report
-
-    table = load_table(args)
-    comparison = compare_laws(table, [name.strip() for name in args.compare.split(",")], _config(args))
-    numbers = {"n_points": len(table), **report(comparison)}
-    if args.out is not None:
-        numbers["files"] = _write_predictive_figures(comparison.fits, table, args.out, args.seed)
-    numbers["seconds"] = time.perf_counter() - start
-    from jaxscale.cli._output import emit
-
-    emit(numbers, args.json, _print_comparison)
-    return 0
-
-
-def run_grouped(args: argparse.Namespace, start: float) -> int:
-    """``jaxscale bayes --group-by COL [--share COORDS] [--compare-sharing]``:
-    :mod:`jaxscale.inference.grouped`."""
-    from jaxscale.inference import grouped
-
-    table = load_table(args)
-    law = chosen_law(args)
-    shared = law.exponent_names if args.share is None else tuple(c.strip() for c in args.share.split(",") if c.strip())
-    grouped.split(table, args.group_by, shared, law)  # bad column or coordinate: exit 2 before sampling
-    if args.compare_sharing:
-        comparison = grouped.compare_sharing(table, args.group_by, shared, law, _config(args))
-        numbers, fits = grouped.sharing_report(comparison), comparison.fits
-    else:
-        fit = grouped.sample_grouped(table, args.group_by, shared, law, _config(args))
-        numbers, fits = grouped.report(fit), {f"share {','.join(shared) or 'none'}": fit}
-    numbers |= {"group_by": args.group_by, "n_points": len(table), "drop_highest": args.drop_highest}
-    if args.out is not None:
-        numbers["files"] = _write_predictive_figures(fits, table, args.out, args.seed)
-    numbers["seconds"] = time.perf_counter() - start
-    from jaxscale.cli._output import emit
-
-    emit(numbers, args.json, _print_sharing if args.compare_sharing else _print_grouped)
-    return 0
-
-
-def _write_predictive_figures(fits: dict, table, out: Path, seed: int) -> list[str]:
-    """A posterior predictive figure per fit, and its InferenceData (netCDF) for grouped fits."""
-    import numpy as np
-
-    from jaxscale.inference.diagnostics import posterior_predictive, save_netcdf
-    from jaxscale.inference.grouped import GroupedFit
-    from jaxscale.plots.bayes import predictive_figure
-
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, fit in fits.items():
-        params, sigma = fit.row_params()
-        replicas = np.exp(posterior_predictive(fit.law, params, sigma, fit.df, table.law_inputs(fit.law.inputs), seed))
-        lo, median, hi = np.quantile(replicas, [0.05, 0.5, 0.95], axis=0)
-        slug = name.replace(" ", "_").replace(",", "-")
-        paths.append(out / f"predictive_{slug}.png")
-        predictive_figure(table.loss, median, lo, hi, name).savefig(paths[-1], dpi=110)
-        if isinstance(fit, GroupedFit):
-            paths.append(save_netcdf(fit.idata, out / f"posterior_{slug}.nc"))
-    return [str(p) for p in paths]
+        text = _print
+    return o.report(result, args, text)
 
 
 def _print_differences(differences: dict, title: str) -> None:
@@ -262,31 +148,6 @@ def _print_comparison(numbers: dict) -> None:
     _print_files_and_total(numbers)
 
 
-def _write_outputs(fit, reconciled, out: Path) -> list[str]:
-    import numpy as np
-
-    from jaxscale.inference import diagnostics
-    from jaxscale.optimum.allocation import optimal_allocation
-    from jaxscale.plots import bayes as plots
-
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    if fit.idata is not None:
-        paths.append(diagnostics.save_netcdf(fit.idata, out / "posterior.nc"))
-    scales = [f for f, log in zip(fit.law.param_names, fit.law.log_scale) if log and f != "E"]
-    figures = {"corner": plots.corner_figure(fit.draws, names=fit.law.param_names, log_scale=scales,
-                                             law=fit.law.name)}
-    if fit.law.inputs == ("N", "D"):
-        bands = optimal_allocation(fit.law, fit.params, np.logspace(*np.log10(BAND_BUDGETS), 40))
-        figures["optimal_bands"] = plots.optimal_bands_figure(bands)
-    if reconciled is not None:
-        figures["reconciled_exponent"] = plots.reconciled_exponent_figure(reconciled.exponents)
-    for name, fig in figures.items():
-        paths.append(out / f"{name}.png")
-        fig.savefig(paths[-1], dpi=110)
-    return [str(p) for p in paths]
-
-
 def _fmt(x) -> str:
     return "—" if x is None else f"{x:.4g}"
 
@@ -303,7 +164,9 @@ def _print(numbers: dict) -> None:
     print(f"Bayesian refit ({numbers['method']}) of the {numbers['law']} law on "
           f"{numbers['n_points']} runs (dropped the {numbers['drop_highest']} highest-loss)\n")
     _print_posterior(numbers["posterior"], 8)
-    if "reconciled_exponent" in numbers:
+    if "reconciled_exponent_undefined" in numbers:
+        print(f"\nreconciled exponent: {numbers['reconciled_exponent_undefined']}")
+    elif "reconciled_exponent" in numbers:
         for key, label in (("reconciled_exponent", "Kaplan-basis exponent N*_\\E ∝ C_\\E^g"),
                            ("total_exponent", "total-basis exponent N*_T ∝ C_T^a")):
             r = numbers[key]

@@ -6,10 +6,10 @@ import argparse
 import time
 from pathlib import Path
 
-from jaxscale.cli.fit import add_column_arguments, check_bootstrap, load_columns
+from jaxscale.cli import _options as o
 
-#: Presets: how runs are grouped and split, and the schedule columns a table lacks.
-PRESETS = {
+#: Protocols: how runs are grouped and split, and the schedule columns a table lacks.
+PROTOCOLS = {
     "sweep": {"group_by": "n_total", "split": "sweep", "defaults": {}, "run_by": None},
     "misfitting": {"group_by": "n_total,peak_lr", "split": "longest", "run_by": "model,peak_lr,total_steps,sweep",
                    "defaults": {"schedule": "cosine", "warmup_steps": 50, "final_fraction": 0.1}},
@@ -17,23 +17,24 @@ PRESETS = {
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "curve",
-        help="fit the learning-rate annealing law to whole curves and predict other schedules",
-        description="Fit L(s) = L0 + A S1^-alpha - C S2 (Tissue et al. 2024) per group of runs (a model size) "
+    p = o.command(
+        subparsers, "curve", "fit the learning-rate annealing law to whole curves and predict other schedules",
+        "Fit L(s) = L0 + A S1^-alpha - C S2 (Tissue et al. 2024) per group of runs (a model size) "
         "on every checkpoint of the runs fitted, predict the runs of other schedules or lengths, and print "
         "the relative error of their final losses. RUNS is a CSV or a jaxscale sweep directory (its runs.csv; "
-        "preset sweep). Presets: sweep (fit the constant run and the 1x cosine run of each size, predict "
+        "protocol sweep). Protocols: sweep (fit the constant run and the 1x cosine run of each size, predict "
         "the other cosine lengths); misfitting (the (Mis)Fitting table: fit the longest run of each size and "
         "peak rate, predict the shorter ones). Or name the runs: --fit-runs A,B --predict C,D.",
+        "jaxscale curve out/sweeps/cpu --bootstrap 200 --out curves\n"
+        "jaxscale curve misfitting_scaling_results.csv --protocol misfitting --json",
     )
-    add_column_arguments(p)
-    p.add_argument("--preset", choices=tuple(PRESETS), default=None,
+    o.add_runs(p)
+    p.add_argument("--protocol", choices=tuple(PROTOCOLS), default=None,
                    help="how runs are grouped and split (default: sweep for a sweep directory)")
     p.add_argument("--fit-runs", default=None, metavar="IDS", help="comma-separated run ids to fit")
     p.add_argument("--predict", default=None, metavar="IDS", help="comma-separated run ids to predict")
     p.add_argument("--group-by", default=None, metavar="COLS",
-                   help="columns whose values make one group, one law each (default: the preset's, else n_total)")
+                   help="columns whose values make one group, one law each (default: the protocol's, else n_total)")
     p.add_argument("--decay", type=float, default=0.999, metavar="LAMBDA",
                    help="decay factor lambda of the annealing momentum (Tissue et al.: 0.999) (default: %(default)s)")
     p.add_argument("--fit-decay", action="store_true",
@@ -50,12 +51,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--every-checkpoint", action="store_true",
                    help="also fit Chinchilla's law with annealing to every checkpoint of the tuned runs and "
                    "compare its exponents with Approach 3 on their last checkpoints")
-    p.add_argument("--bootstrap", type=int, default=0, metavar="R",
-                   help="95%% intervals of alpha and of every prediction from R moving-block resamples of each "
-                   "fitted run's checkpoints, and how many predicted final losses they cover (default: none)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
-    p.add_argument("--figure", type=Path, default=None, metavar="PNG", help="draw the fitted and predicted curves")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    o.add_bootstrap(p, what="moving-block resamples of each fitted run's checkpoints behind 95%% intervals of "
+                    "alpha and of every prediction, and how many predicted final losses they cover")
+    o.add_seed(p)
+    o.add_out(p, "the figure of the fitted and predicted curves (curves.png)")
+    o.add_json(p)
     p.set_defaults(run=run)
 
 
@@ -63,35 +63,39 @@ def _ids(text: str | None) -> list[str]:
     return [r.strip() for r in text.split(",") if r.strip()] if text else []
 
 
-def _plan(args: argparse.Namespace) -> tuple[Path, dict]:
-    """The CSV to read and the settings: the preset's, overridden by explicit options."""
-    path = args.runs / "runs.csv" if args.runs.is_dir() else args.runs
-    name = args.preset or ("sweep" if args.runs.is_dir() else None)
+def _plan(args: argparse.Namespace) -> tuple[str | Path, dict]:
+    """The runs to read (a sweep directory's runs.csv) and the settings: the protocol's,
+    overridden by explicit options."""
+    sweep = Path(args.runs).is_dir() and (Path(args.runs) / "runs.csv").is_file()
+    path = Path(args.runs) / "runs.csv" if sweep else args.runs
+    name = args.protocol or ("sweep" if sweep else None)
     explicit = bool(args.fit_runs or args.predict)
     if explicit and not (args.fit_runs and args.predict):
         raise ValueError("--fit-runs and --predict go together")
     if name is None and not explicit:
-        raise ValueError("choose --preset sweep|misfitting, or name the runs with --fit-runs and --predict")
+        raise ValueError("choose --protocol sweep|misfitting, or name the runs with --fit-runs and --predict")
     if not 0 <= args.decay <= 1:
         raise ValueError(f"--decay must be in [0, 1], got {args.decay}")
-    preset = dict(PRESETS.get(name, {"group_by": "n_total", "split": None, "defaults": {}, "run_by": None}))
-    defaults = dict(preset["defaults"])
+    protocol = dict(PROTOCOLS.get(name, {"group_by": "n_total", "split": None, "defaults": {}, "run_by": None}))
+    defaults = dict(protocol["defaults"])
     for key in ("schedule", "warmup_steps", "final_fraction"):
         if getattr(args, key) is not None:
             defaults[key] = getattr(args, key)
-    args.run_by = args.run_by or preset["run_by"]
-    return path, {"group_by": _ids(args.group_by or preset["group_by"]), "defaults": defaults,
-                  "split": "explicit" if explicit else preset["split"], "preset": name}
+    args.run_by = args.run_by or protocol["run_by"]
+    return path, {"group_by": _ids(args.group_by or protocol["group_by"]), "defaults": defaults,
+                  "split": "explicit" if explicit else protocol["split"], "protocol": name}
 
 
 def run(args: argparse.Namespace) -> int:
+    from jaxscale._api.fit import check_bootstrap
     from jaxscale.fitting import learning_curves as lc
     from jaxscale.runs.schedules import run_learning_rates
 
     start = time.perf_counter()
     check_bootstrap(args.bootstrap)
+    o.check_out(args.out)
     path, plan = _plan(args)
-    table = load_columns(args, path, sizes_vary=False)  # one law per model size
+    table = o.load_columns(args, path, sizes_vary=False)  # one law per model size
     if plan["split"] == "explicit":
         lc.check_named(table, _ids(args.fit_runs) + _ids(args.predict))
     split = {"sweep": lc.sweep_split, "longest": lc.longest_split}.get(plan["split"]) or lc.explicit_split(
@@ -103,20 +107,19 @@ def run(args: argparse.Namespace) -> int:
     fits = lc.fit_groups(table, lrs, split, plan["group_by"], decay=None if args.fit_decay else args.decay,
                          skip_warmups=skip, resamples=args.bootstrap, seed=args.seed)
     groups = [f.summary() for f in fits]
-    numbers = {"runs_table": str(path), "preset": plan["preset"], "lr_source": args.lr_source,
+    numbers = {"runs_table": str(path), "protocol": plan["protocol"], "lr_source": args.lr_source,
                "skip_warmups": skip, "bootstrap": args.bootstrap, "seed": args.seed, "groups": groups,
                "final_errors": [dict(e, **f.group) for f in fits for e in f.final_errors().to_dict("records")]}
     if args.every_checkpoint:
         from jaxscale.fitting.every_checkpoint import compare_with_final
 
         numbers["every_checkpoint"] = compare_with_final(lc.with_areas(table, lrs, args.decay))
-    if args.figure is not None:
+    numbers["seconds"] = time.perf_counter() - start
+    if args.out is not None:
+        from jaxscale._api._results import Figures
         from jaxscale.plots.curves import curves_figure
 
-        args.figure.parent.mkdir(parents=True, exist_ok=True)
-        curves_figure(fits).savefig(args.figure, dpi=110)
-        numbers["files"] = [str(args.figure)]
-    numbers["seconds"] = time.perf_counter() - start
+        numbers["files"] = [str(p) for p in Figures(curves=curves_figure(fits)).save(args.out)]
     from jaxscale.cli._output import emit
 
     emit(numbers, args.json, _print)
@@ -137,7 +140,7 @@ def _print(numbers: dict) -> None:
                                                  "predicted_runs", "final_mare", "final_max_are", "curve_mare",
                                                  *BOOTSTRAP_KEYS)]
     intervals = "final_coverage" in groups[0]
-    print(f"jaxscale curve: {numbers['runs_table']} (preset {numbers['preset']}, rates {numbers['lr_source']})")
+    print(f"jaxscale curve: {numbers['runs_table']} (protocol {numbers['protocol']}, rates {numbers['lr_source']})")
     header = [*keys, "lambda", "fitted runs", "points", "predicted", "final MARE", "final max", "curve MARE", "alpha",
               *(("alpha 95%", "finals in 95%") if intervals else ())]
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))

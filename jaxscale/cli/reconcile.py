@@ -1,113 +1,49 @@
-"""``jaxscale reconcile``: Pearce & Song's Section 2 on embedded defaults."""
+"""``jaxscale reconcile``: Pearce & Song's Section 2 on a published parameter set or on one's own
+runs (:func:`jaxscale.reconcile`)."""
 
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
-ROWS = (
-    # (key, label, format)
-    ("gamma", "γ  (Eq. 7 fit to Table A9)", "{:.0f}"),
-    ("delta", "δ  (Eq. 7 fit to Table A9)", "{:.4f}"),
-    ("aspect_ratio", "implied aspect ratio d/l", "{:.1f}"),
-    ("exponent_nonembedding", "N*_\\E ∝ C_\\E^a, Step-4 frontier fit", "{:.4f}"),
-    ("exponent_nonembedding_analytic", "  same window, continuous optimum", "{:.4f}"),
-    ("exponent_total", "N*_T ∝ C_T^a, Step-4 frontier fit", "{:.4f}"),
-    ("exponent_total_analytic", "  β/(α+β), Eq. 14", "{:.4f}"),
-    ("limit_small", "g as N*_\\E → 0, β/(α/3+β)", "{:.4f}"),
-    ("limit_large", "g as N*_\\E → ∞, β/(α+β)", "{:.4f}"),
-    ("transition_size", "transition N_\\E = γ^(3/2)", "{:.3g}"),
-    ("g_peak", "peak of g (transition phase)", "{:.4f}"),
-    ("g_peak_size", "  at N*_\\E", "{:.3g}"),
-    ("max_abs_error_autodiff_vs_eq17", "max |g_autodiff − g_Eq17|, N 1e2..1e12", "{:.1e}"),
-    ("max_abs_error_solver_vs_eq16", "max |log C_solver − log C_Eq16|", "{:.1e}"),
-)
+from jaxscale._api.reconcile import ROWS
+from jaxscale.cli import _options as o
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "reconcile",
-        help="reproduce Pearce & Song's reconciliation of Kaplan and Chinchilla",
-        description="Fit Eq. 7 to Chinchilla's Table A9, solve the non-embedding optimum by "
-        "implicit differentiation, simulate Kaplan-range training curves and fit the frontier "
-        "(Pearce & Song 2024, Section 2). Runs on embedded published inputs.",
+    p = o.command(
+        subparsers, "reconcile", "reproduce Pearce & Song's reconciliation of Kaplan and Chinchilla",
+        "Fit Eq. 7 to Chinchilla's Table A9, solve the non-embedding optimum by implicit differentiation, "
+        "simulate Kaplan-range training curves and fit the frontier (Pearce & Song 2024, Section 2), on a "
+        "published parameter set; or, given RUNS with both parameter bases and run identity, the observed "
+        "Approach-1 exponents on each basis against Section 2's prediction from the table's own law and "
+        "embedding relation. The figures are this command's product: they are written to --out unless "
+        "--no-figures.",
+        "jaxscale reconcile --published chinchilla\n"
+        "jaxscale reconcile runs.csv --run-by model,peak_lr,total_steps,sweep --bootstrap 200 --json",
     )
-    p.add_argument("--spec", choices=("epoch", "chinchilla"), default="epoch",
-                   help="published law parameters: Besiroglu et al. (epoch) or Hoffmann et al. (chinchilla)")
-    p.add_argument("--runs", type=Path, default=None, metavar="CSV",
-                   help="instead of published inputs, a runs table with both parameter bases and run identity: "
-                   "observed Approach-1 exponents on each basis against Section 2's prediction from the "
-                   "table's own law and embedding relation")
-    p.add_argument("--run-by", default=None, metavar="COLS",
-                   help="with --runs: columns that together name a run (e.g. model,peak_lr,total_steps,sweep)")
-    p.add_argument("--where", action="append", default=[], metavar="COL=VALUE",
-                   help="with --runs: keep only rows whose COL equals VALUE (repeatable)")
-    p.add_argument("--bootstrap", type=int, default=200, metavar="R",
-                   help="with --runs: bootstrap resamples behind every interval (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="with --runs: bootstrap seed (default: %(default)s)")
-    p.add_argument("--out", type=Path, default=Path("reconcile_figures"),
-                   help="directory for the PNG figures (default: %(default)s)")
-    p.add_argument("--no-figures", action="store_true", help="skip writing figures")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    o.add_runs(p, required=False)
+    p.add_argument("--published", choices=("epoch", "chinchilla"), default=None,
+                   help="the Chinchilla-law parameters of Besiroglu et al. (epoch, the default without RUNS) "
+                   "or of Hoffmann et al. (chinchilla)")
+    o.add_bootstrap(p, default=200, what="with RUNS: bootstrap resamples behind every interval (>= 2)")
+    o.add_seed(p, "with RUNS: seed of the resamples")
+    o.add_out(p, "the PNG figures", default=Path("reconcile_figures"))
+    p.add_argument("--no-figures", action="store_true",
+                   help="write no figures (this command writes them by default: they are its product)")
+    o.add_json(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.runs is not None:
-        return run_on_table(args)
-    start = time.perf_counter()
-    from jaxscale.reconciliation.pipeline import PAPER_VALUES, reconcile_spec, summary
+    from jaxscale import reconcile
 
-    result = reconcile_spec(args.spec)
-    numbers = summary(result)
-    figures = [] if args.no_figures else _write_figures(result, args.out)
-    numbers["seconds"] = time.perf_counter() - start
-    numbers["figures"] = [str(f) for f in figures]
-    numbers["paper"] = PAPER_VALUES[args.spec]
-
-    from jaxscale.cli._output import emit
-
-    emit(numbers, args.json, _print_table)
-    return 0
-
-
-def run_on_table(args: argparse.Namespace) -> int:
-    """``jaxscale reconcile --runs TABLE``: :mod:`jaxscale.reconciliation.on_runs` on the table."""
-    start = time.perf_counter()
-    from jaxscale.cli.fit import where_conditions
-    from jaxscale.reconciliation.on_runs import reconcile_runs, summary
-    from jaxscale.runs.table import load_runs
-
-    if args.bootstrap < 2:
-        raise ValueError(f"--bootstrap must be >= 2, got {args.bootstrap}")
-    run_by = [c.strip() for c in args.run_by.split(",")] if args.run_by else None
-    table = load_runs(args.runs, run_by=run_by, where=where_conditions(args.where))
-    result = reconcile_runs(table, bootstrap_resamples=args.bootstrap, seed=args.seed)
-    numbers = {"runs": str(args.runs), **summary(result)}
-    if not args.no_figures:
-        from jaxscale.plots.runs_reconciliation import FIGURES
-
-        numbers["figures"] = [str(p) for p in _write_figures(result, args.out, FIGURES, "runs")]
-    numbers["seconds"] = time.perf_counter() - start
-    from jaxscale.cli._output import emit
-
-    emit(numbers, args.json, _print_table_runs)
-    return 0
-
-
-def _write_figures(result, out: Path, figures: dict | None = None, suffix: str | None = None) -> list[Path]:
-    from jaxscale.plots.reconcile import FIGURES
-
-    if out.exists() and not out.is_dir():
-        raise NotADirectoryError(f"--out {out} exists and is not a directory")
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, make in (figures or FIGURES).items():
-        path = out / f"{name}_{suffix or result.spec}.png"
-        make(result).savefig(path, dpi=110)
-        paths.append(path)
-    return paths
+    if args.no_figures:
+        args.out = None
+    o.check_out(args.out)
+    runs = None if args.runs is None else o.load_columns(args)
+    result = reconcile(args.published, runs=runs, bootstrap=args.bootstrap, seed=args.seed)
+    return o.report(result, args, _print_table if runs is None else _print_table_runs)
 
 
 def _interval_text(entry: dict) -> str:
@@ -127,14 +63,14 @@ def _print_table_runs(numbers: dict) -> None:
     for key, label in (("total", "total basis, N_T vs C_T"), ("nonembedding", "non-embedding, N_\\E vs C_\\E"),
                        ("shift", "shift a_\\E - a_T")):
         print(f"{label:<28} {_interval_text(numbers['observed'][key]):>26} {_interval_text(numbers['predicted'][key]):>26}")
-    for f in numbers.get("figures", []):
+    for f in numbers.get("files", []):
         print(f"figure: {f}")
     print(f"done in {numbers['seconds']:.1f} s")
 
 
 def _print_table(numbers: dict) -> None:
     paper = numbers["paper"]
-    print(f"Pearce & Song (2024) reconciliation, {numbers['spec']} specification\n")
+    print(f"Pearce & Song (2024) reconciliation, {numbers['spec']} parameters\n")
     print(f"{'quantity':<44} {'jaxscale':>12} {'paper':>10}")
     print("-" * 68)
     for key, label, fmt in ROWS:
@@ -142,6 +78,6 @@ def _print_table(numbers: dict) -> None:
         theirs = fmt.format(paper[key]) if key in paper else ""
         print(f"{label:<44} {ours:>12} {theirs:>10}")
     print("-" * 68)
-    for f in numbers["figures"]:
+    for f in numbers.get("files", []):
         print(f"figure: {f}")
     print(f"done in {numbers['seconds']:.1f} s")

@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from jaxscale.cli import _options as o
+
 EXAMPLE = """Example:
   jaxscale runs logs/ --loss-policy final --out tidy/
   jaxscale runs sqlite:///mlflow.db --json"""
@@ -25,28 +27,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("source", help="runs table, TensorBoard directory, MLflow URI or store, or W&B export(s)")
-    add_source_arguments(p)
+    o.add_source(p)
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
                    help="write DIR/runs.csv, the tidy runs table (default: write nothing)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the lines")
     p.set_defaults(run=run)
-
-
-def add_source_arguments(p: argparse.ArgumentParser) -> None:
-    """How to read a tracker's runs. These options move to jaxscale/cli/_options.py (shared by every
-    command that reads runs) when it lands; until then only ``jaxscale runs`` has them."""
-    from jaxscale.runs.policy import LOSS_POLICIES
-    from jaxscale.runs.sources import SOURCE_KINDS
-
-    p.add_argument("--source", dest="source_kind", choices=SOURCE_KINDS, default=None, metavar="KIND",
-                   help=f"the source's kind, one of {', '.join(SOURCE_KINDS)} (default: detected)")
-    p.add_argument("--metric", default=None, metavar="NAME",
-                   help="the logged metric read as the loss (default: val_loss, eval/loss, ..., loss, train_loss)")
-    p.add_argument("--config", type=Path, default=None, metavar="CSV",
-                   help="a W&B runs-table export with the runs' configurations")
-    p.add_argument("--loss-policy", default=None, metavar="POLICY",
-                   help=f"the loss each run contributes: {', '.join(LOSS_POLICIES)} or ema:SPAN "
-                   "(default: every checkpoint)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,8 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from jaxscale.runs.table import load_runs
 
     policy = as_policy(args.loss_policy)  # checked before any reading
-    if args.out is not None and args.out.exists() and not args.out.is_dir():
-        raise NotADirectoryError(f"--out {args.out} exists and is not a directory")
+    o.check_out(args.out)
     table = load_runs(args.source, source_kind=args.source_kind, metric=args.metric, config=args.config,
                       loss_policy=args.loss_policy, sizes_vary=False, min_rows=1)
     report = table.report or table_report(table.frame, args.source, policy if args.loss_policy else None)

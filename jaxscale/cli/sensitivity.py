@@ -1,19 +1,12 @@
 """``jaxscale sensitivity``: elasticities, delta-method uncertainty, run influence and the
-reconciliation's sensitivity to its own choices, for a fitted law or a published preset."""
+reconciliation's sensitivity to its own choices, for a fitted law or a published parameter set
+(:func:`jaxscale.sensitivity`)."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import time
-from pathlib import Path
 
-from jaxscale.cli.fit import (
-    add_table_arguments,
-    check_bootstrap,
-    chosen_law,
-    load_table,
-)
+from jaxscale.cli import _options as o
 
 QUANTITIES_HELP = """quantities (each a positive function of the law's parameters):
   N*(C), D*(C)   compute-optimal size and tokens at each --compute budget C (C = 6ND)
@@ -36,20 +29,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "sensitivity",
         help="autodiff sensitivity study: elasticities, delta method, run influence, reconciliation",
         description="Sensitivity study of a law fitted to a runs table (same table arguments as "
-        "`jaxscale fit`, Approach 3) or of a published preset (--preset).",
-        epilog=QUANTITIES_HELP,
+        "`jaxscale fit`, Approach 3) or of a published parameter set of --law (--published).",
+        epilog=o.epilog("jaxscale sensitivity chinchilla_svg_extracted_data.csv --drop-highest 5 --out sensitivity\n"
+                        "jaxscale sensitivity --published epoch --compute 1e22 1e24", QUANTITIES_HELP),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_table_arguments(p, required=False)
-    p.add_argument("--preset", choices=("epoch", "chinchilla"), default=None,
-                   help="published Chinchilla parameters instead of a table (no covariance, no influence)")
-    p.add_argument("--compute", type=float, nargs="+", default=[1e24], metavar="C",
+    o.add_table(p, required=False)
+    o.add_law(p, what="the law to fit or whose --published parameters to study")
+    o.add_published(p, "epoch or chinchilla for the chinchilla law, kaplan for kaplan (no covariance, no "
+                       "influence), instead of a runs table")
+    p.add_argument("--compute", type=o.positive, nargs="+", default=[1e24], metavar="C",
                    help="budgets (FLOP) of N*(C) and D*(C) (default: 1e24)")
-    p.add_argument("--planned", type=float, nargs=2, default=[7e10, 1.4e12], metavar=("N", "D"),
+    p.add_argument("--planned", type=o.positive, nargs=2, default=[7e10, 1.4e12], metavar=("N", "D"),
                    help="planned run whose loss is extrapolated (default: Chinchilla, 7e10 1.4e12)")
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="R",
-                   help="bootstrap refits for the parameter covariance (0: none; default: %(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
+    o.add_bootstrap(p, default=1000, what="bootstrap refits for the parameter covariance")
+    o.add_seed(p)
     p.add_argument("--table-embedding", action="store_true",
                    help="take gamma, delta from the table's own model sizes (it needs both parameter bases)")
     p.add_argument("--gamma", type=float, default=None,
@@ -59,85 +53,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--target", type=float, default=None,
                    help="exponent the reconciliation's first-order factors aim at (default: Kaplan's 0.73)")
     p.add_argument("--top", type=int, default=5, help="runs listed per quantity (default: %(default)s)")
-    p.add_argument("--out", type=Path, default=None, help="directory for the figures (default: none)")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
+    o.add_out(p, "the figures")
+    o.add_json(p)
     p.set_defaults(run=run)
 
 
-def _settings(args: argparse.Namespace):
-    from jaxscale.reconciliation.pipeline import EmbeddingFit
-    from jaxscale.sensitivities.study import StudySettings
-
-    if (args.runs is None) == (args.preset is None):
-        raise ValueError("give a runs table or --preset, not both and not neither")
-    if args.table_embedding and (args.preset is not None or args.gamma is not None or args.delta is not None):
-        raise ValueError("--table-embedding takes gamma, delta from a runs table: not with --preset, --gamma or --delta")
-    if args.preset is not None and args.law != "chinchilla":
-        raise ValueError("--preset gives chinchilla parameters; --law does not apply")
-    check_bootstrap(args.bootstrap)
-    if args.top < 1:
-        raise ValueError(f"--top must be >= 1, got {args.top}")
-    if args.out is not None and args.out.exists() and not args.out.is_dir():
-        raise NotADirectoryError(f"--out {args.out} exists and is not a directory")
-    default = StudySettings()
-    embedding = EmbeddingFit(*(d if a is None else a for a, d in zip((args.gamma, args.delta), default.embedding)))
-    return StudySettings(budgets=tuple(args.compute), planned=(tuple(args.planned),), embedding=embedding,
-                         n_bootstrap=args.bootstrap, seed=args.seed, top=args.top,
-                         target=default.target if args.target is None else args.target)
-
-
-def _table_embedding(table):
-    """gamma, delta of N_T = N_E + gamma N_E^delta fitted to the table's model sizes."""
-    from jaxscale.reconciliation.on_runs import model_sizes
-    from jaxscale.reconciliation.pipeline import EmbeddingFit, fit_gamma_delta
-
-    return EmbeddingFit(*(float(v) for v in fit_gamma_delta(*model_sizes(table))))
-
-
 def run(args: argparse.Namespace) -> int:
-    start = time.perf_counter()
-    settings = _settings(args)
-    from jaxscale.sensitivities import study
+    from jaxscale import sensitivity
 
-    if args.preset is not None:
-        from jaxscale.laws import chinchilla
-
-        numbers = {"source": f"preset {args.preset}", **study.preset_study(chinchilla.preset(args.preset), settings)}
-    else:
-        from jaxscale.fitting.approach3 import fit_approach3
-        from jaxscale.optimum.allocation import check_nd
-
-        law = chosen_law(args)
-        check_nd(law)  # the study's quantities need a law of N and D: say so before fitting
-        table = load_table(args)
-        if args.table_embedding:
-            settings = dataclasses.replace(settings, embedding=_table_embedding(table))
-        fit = fit_approach3(table, law=law)
-        numbers = {"source": str(args.runs), "drop_highest": args.drop_highest, **study.fit_study(fit, settings)}
-    if args.out is not None:
-        numbers["files"] = _write_figures(numbers, args.out)
-    numbers["seconds"] = time.perf_counter() - start
-    from jaxscale.cli._output import emit
-
-    emit(numbers, args.json, _print)
-    return 0
-
-
-def _write_figures(numbers: dict, out: Path) -> list[str]:
-    from jaxscale.plots import sensitivity as plots
-
-    out.mkdir(parents=True, exist_ok=True)
-    figures = {"tornado": plots.tornado_figure({q: v["elasticities"] for q, v in numbers["quantities"].items()})}
-    if "influence" in numbers:
-        runs = numbers["influence"]["per_run"]
-        figures["influence"] = plots.influence_figure(runs["N"], runs["D"], runs["linear"])
-        correlations = {q: v["correlation_jackknife"] for q, v in numbers["influence"]["quantities"].items()}
-        figures["jackknife"] = plots.jackknife_figure(runs["linear"], runs["exact"], correlations)
-    paths = []
-    for name, fig in figures.items():
-        paths.append(out / f"{name}.png")
-        fig.savefig(paths[-1], dpi=110)
-    return [str(p) for p in paths]
+    if (args.runs is None) == (args.published is None):
+        raise ValueError("give a runs table or --published NAME, not both and not neither")
+    o.check_out(args.out)
+    source = args.published if args.runs is None else o.deferred_table(args)
+    result = sensitivity(source, law=args.law, compute=args.compute, planned=args.planned, bootstrap=args.bootstrap,
+                         seed=args.seed, gamma=args.gamma, delta=args.delta, table_embedding=args.table_embedding,
+                         target=args.target, top=args.top)
+    return o.report(result, args, _print)
 
 
 def _print(numbers: dict) -> None:
@@ -146,8 +77,10 @@ def _print(numbers: dict) -> None:
     _print_quantities(numbers["quantities"])
     if "influence" in numbers:
         _print_influence(numbers["influence"])
-    if "reconciliation" in numbers:
+    if numbers.get("reconciliation") is not None:
         _print_reconciliation(numbers["reconciliation"])
+    elif "reconciliation_undefined" in numbers:
+        print(f"\nreconciled exponent: {numbers['reconciliation_undefined']}")
     for path in numbers.get("files", []):
         print(f"wrote {path}")
     print(f"\n{numbers['seconds']:.1f} s")

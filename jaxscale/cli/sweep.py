@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from jaxscale.cli import _options as o
+
 if TYPE_CHECKING:  # the CLI imports its heavy modules only when a command runs
     from jaxscale.lm.presets import SweepConfig
     from jaxscale.lm.sweep import SweepResult
@@ -15,19 +17,19 @@ FIGURE_EXPERIMENTS = ("experiment 1", "scheme 1", "scheme 3", "scheme 4")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "sweep",
-        help="train a family of transformers and fit N_opt ∝ C^a on N_T/C_T and N_\\E/C_\\E",
-        description=(
-            "Train the runs of a sweep config (model sizes, learning-rate grid, budgets, schemes) "
-            "and fit Chinchilla's Method 1 on both parameter bases (Pearce & Song 2024, Section 3). "
-            "Runs are checkpointed: rerunning the same command resumes a killed sweep."
-        ),
+    p = o.command(
+        subparsers, "sweep", "train a family of transformers and fit N_opt ∝ C^a on N_T/C_T and N_\\E/C_\\E",
+        "Train the runs of a sweep config (model sizes, learning-rate grid, budgets, schemes) "
+        "and fit Chinchilla's Method 1 on both parameter bases (Pearce & Song 2024, Section 3). "
+        "Runs are checkpointed: rerunning the same command resumes a killed sweep. The runs table, the "
+        "report and the figures are this command's product: they are written to --out.",
+        "jaxscale sweep --preset smoke --out out/sweeps/smoke\n"
+        "jaxscale sweep my_sweep.toml --coordinator 10.0.0.1:1234 --num-processes 2 --process-id 0",
     )
     p.add_argument("config", nargs="?", help="sweep config file (.json or .toml)")
-    p.add_argument("--preset", help="named preset: smoke, cpu or paper")
+    p.add_argument("--preset", help="named sweep configuration: smoke, cpu or paper")
     p.add_argument("--out", help="output directory (default: out/sweeps/<name>)")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    o.add_json(p)
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     group = p.add_argument_group(
         "multi-process training",

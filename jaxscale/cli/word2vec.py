@@ -5,12 +5,23 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from jaxscale.cli import _options as o
+
+#: The published grid ``jaxscale word2vec scaling --published NAME`` fits instead of training.
+PUBLISHED = ("mikolov-2013a",)
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("word2vec", help="train and evaluate word2vec (skip-gram/CBOW, NEG/HS)")
+    parser = o.command(subparsers, "word2vec", "train and evaluate word2vec (skip-gram/CBOW, NEG/HS)",
+                       "Train word vectors, evaluate them, query them, and study how their accuracy scales.",
+                       "jaxscale word2vec train enwiki_30k_articles.txt.gz --out vectors --dim 100\n"
+                       "jaxscale word2vec scaling --published mikolov-2013a --out scaling")
     commands = parser.add_subparsers(dest="word2vec_command", metavar="SUBCOMMAND", required=True)
 
-    train = commands.add_parser("train", help="train word vectors on a text corpus (.txt/.txt.gz)")
+    train = o.command(commands, "train", "train word vectors on a text corpus (.txt/.txt.gz)",
+                      "Train skip-gram or CBOW with negative sampling or hierarchical softmax (Mikolov et al. "
+                      "2013); checkpointed: rerunning the command resumes.",
+                      "jaxscale word2vec train enwiki_30k_articles.txt.gz --out vectors --model cbow --loss hs --text")
     train.add_argument("corpus", type=Path)
     train.add_argument("--out", type=Path, required=True, help="output directory (vectors, checkpoints)")
     train.add_argument("--model", choices=("skipgram", "cbow"), default="skipgram")
@@ -35,14 +46,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--json", action="store_true")
     train.set_defaults(run=run_train)
 
-    evaluate = commands.add_parser("eval", help="analogy accuracy and word similarity of a vector file")
+    evaluate = o.command(commands, "eval", "analogy accuracy and word similarity of a vector file",
+                         "Accuracy on the word-analogy questions and Spearman correlation on word-similarity sets.",
+                         "jaxscale word2vec eval vectors/vectors.bin --json")
     evaluate.add_argument("vectors", type=Path, help="word2vec .bin (binary) or .txt (text) file")
     evaluate.add_argument("--analogies", type=Path, default=None, help="default: gensim's questions-words.txt")
     evaluate.add_argument("--restrict", type=int, default=30_000, help="most frequent words searched")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(run=run_eval)
 
-    query = commands.add_parser("neighbours", help="nearest neighbours, analogies, odd one out")
+    query = o.command(commands, "neighbours", "nearest neighbours, analogies, odd one out",
+                      "The nearest words to a sum of word vectors (minus the negative words), or the odd one out.",
+                      "jaxscale word2vec neighbours vectors/vectors.bin king woman --negative man")
     query.add_argument("vectors", type=Path)
     query.add_argument("words", nargs="+",
                        help="positive words; after --, a word prefixed with '-' is negative (king woman -- -man)")
@@ -53,13 +68,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     query.add_argument("--json", action="store_true")
     query.set_defaults(run=run_neighbours)
 
-    scaling = commands.add_parser("scaling", help="accuracy grid over dimension x training words, law fit")
+    scaling = o.command(commands, "scaling", "accuracy grid over dimension x training words, law fit",
+                        "Train a grid of dimensions x training words (or take a published grid), fit an error law "
+                        "of (d, T) to it, and split a compute budget between d and T.",
+                        "jaxscale word2vec scaling --published mikolov-2013a --out scaling --budget 1e12\n"
+                        "jaxscale word2vec scaling enwiki_30k_articles.txt.gz --out scaling --law chinchilla")
     scaling.add_argument("corpus", type=Path, nargs="?", help="text corpus to train the grid on")
-    scaling.add_argument("--published", action="store_true",
-                         help="fit Mikolov 2013a Table 2 instead of training (no corpus needed)")
+    scaling.add_argument("--published", choices=PUBLISHED, default=None,
+                         help="fit a published grid instead of training (no corpus needed): Mikolov et al. 2013a, "
+                         "Table 2")
     scaling.add_argument("--out", type=Path, required=True)
-    scaling.add_argument("--law", choices=("kaplan", "chinchilla"), default="kaplan",
-                         help="law whose fit gives the optimal split and frontier (both are fitted)")
+    scaling.add_argument("--law", default="word2vec-error-kaplan", metavar="NAME",
+                         help="law whose fit gives the optimal split and frontier (both are fitted): "
+                         "word2vec-error-kaplan or word2vec-error-chinchilla (or kaplan, chinchilla) "
+                         "(default: %(default)s)")
     scaling.add_argument("--dims", type=int, nargs="+", help="default: 25 50 100 200")
     scaling.add_argument("--words", type=float, nargs="+", help="training words per cell (default: 4e6 8e6 16e6 32e6)")
     scaling.add_argument("--model", choices=("skipgram", "cbow"), help="default: cbow")
@@ -175,15 +197,18 @@ def run_scaling(args: argparse.Namespace) -> int:
     from jaxscale.word2vec.scaling import (
         ScalingGrid,
         check_budget,
+        error_law_by_name,
         run_published_study,
         run_scaling_study,
     )
 
-    if args.published == (args.corpus is not None):
-        raise ValueError("give either a CORPUS to train the grid on or --published (Mikolov 2013a Table 2)")
+    if (args.published is not None) == (args.corpus is not None):
+        raise ValueError("give either a CORPUS to train the grid on or --published mikolov-2013a (its Table 2)")
     check_budget(args.budget)  # before the grid trains
+    law = args.law.removeprefix("word2vec-error-")
+    error_law_by_name(law)  # an unknown law: the choices, before the grid trains
     if args.published:
-        report = run_published_study(law=args.law, budget=args.budget)
+        report = run_published_study(law=law, budget=args.budget)
     else:
         given = {
             "dims": tuple(args.dims) if args.dims else None,
@@ -193,7 +218,7 @@ def run_scaling(args: argparse.Namespace) -> int:
             "epochs": args.epochs,
         }
         grid = ScalingGrid(**{k: v for k, v in given.items() if v is not None})
-        report = run_scaling_study(args.corpus, args.out, grid, law=args.law, budget=args.budget,
+        report = run_scaling_study(args.corpus, args.out, grid, law=law, budget=args.budget,
                                    progress=not args.json)
     save_scaling_report(report, args.out)
     if args.json:

@@ -12,7 +12,7 @@ by default over *runs* (each resample draws the table's training curves with rep
 frontier is rebuilt from the curves drawn, and a resample whose frontier holds too few sizes
 counts as undefined), which carries the uncertainty of which models were trained and how their
 curves fell; or over the fitted *budgets* (the transformer sweep's declared procedure,
-:mod:`jaxscale.fitting.allocation_laws`), which treats the frontier's points as independent and is
+:mod:`jaxscale.fitting.frontier_laws`), which treats the frontier's points as independent and is
 narrower. On Kaplan's basis (Pearce & Song 2024, Eqs. 1-4)
 N is N_\\E and C is C_\\E = 6 N_\\E D; on Chinchilla's, N_T and C_T = 6 N_T D.
 
@@ -55,10 +55,11 @@ import pandas as pd
 
 from jaxscale.core.frontier import curves_on_grid, frontier_on_grid
 from jaxscale.core.numerics import float64
-from jaxscale.fitting.allocation_laws import (
-    AllocationLaws,
+from jaxscale.fitting.frontier_laws import (
+    FrontierLaws,
     Interval,
-    allocation_laws,
+    exponent_interval,
+    fit_frontier_laws,
     power_laws,
 )
 from jaxscale.runs.table import RunsTable
@@ -159,14 +160,13 @@ def run_intervals(on_grid: jnp.ndarray, log_c_grid: jnp.ndarray, sizes: np.ndarr
     undefined = float(np.mean(np.isnan(a)))
     if undefined == 1.0:
         return (None, None), (None, None), undefined
-    bounds = [tuple(float(q) for q in np.nanpercentile(v, [2.5, 97.5])) for v in (a, b)]
-    return bounds[0], bounds[1], undefined
+    return exponent_interval(a), exponent_interval(b), undefined
 
 
 @float64
 def fit_approach1(table: RunsTable, *, basis: str = "total", frontier_range: str = "all",
                   interior_only: bool = True, n_budgets: int = 200, bootstrap: int = 1000,
-                  resample: str = "runs", seed: int = 0) -> AllocationLaws:
+                  resample: str = "runs", seed: int = 0) -> FrontierLaws:
     """Approach 1 on the training curves of ``table`` on ``basis`` ("total" or "nonembedding"):
     the frontier at ``n_budgets`` budgets over ``frontier_range`` (:func:`budget_range`), the
     budgets with an edge size on it dropped if ``interior_only``, power laws fitted with 95%
@@ -191,9 +191,9 @@ def fit_approach1(table: RunsTable, *, basis: str = "total", frontier_range: str
     if held < MIN_FRONTIER_SIZES:
         warnings.warn(f"Approach 1 on the {basis} basis: exponent {undefined_exponent(held)}; "
                       f"a power law needs at least {MIN_FRONTIER_SIZES} sizes on the frontier", stacklevel=3)
-        return AllocationLaws("approach1", *points, seconds=time.perf_counter() - t0)
+        return FrontierLaws("approach1", *points, seconds=time.perf_counter() - t0)
     by_budgets = bootstrap if resample == "budgets" else 0
-    laws = allocation_laws("approach1", *points, t0, bootstrap=by_budgets, seed=seed)
+    laws = fit_frontier_laws("approach1", *points, t0, bootstrap=by_budgets, seed=seed)
     if resample == "budgets" or not bootstrap:
         return laws
     a_interval, b_interval, undefined = run_intervals(on_grid, grid, sizes, interior_only, bootstrap, seed)

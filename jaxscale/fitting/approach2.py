@@ -31,10 +31,11 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxscale.core.numerics import float64
-from jaxscale.fitting.allocation_laws import (
-    AllocationLaws,
+from jaxscale.fitting.frontier_laws import (
+    FrontierLaws,
     Interval,
-    allocation_laws,
+    exponent_interval,
+    fit_frontier_laws,
     power_laws,
 )
 from jaxscale.runs.table import RunsTable
@@ -138,7 +139,7 @@ def _bootstrap_exponents(x, y, budgets, weights, size_of, counts):
 
 @float64
 def fit_approach2(table: RunsTable, *, basis: str = "total", groups: ArrayLike | None = None,
-                  tol_dex: float = 0.05, bootstrap: int = 0, seed: int = 0) -> AllocationLaws:
+                  tol_dex: float = 0.05, bootstrap: int = 0, seed: int = 0) -> FrontierLaws:
     """Approach 2 on the final losses of the runs in ``table`` on ``basis`` ("total" or
     "nonembedding"), isoFLOP slices from ``groups`` (a label per row) or :func:`isoflop_groups`
     with ``tol_dex``; 95% intervals over ``bootstrap`` stratified resamples (none if 0). The
@@ -156,11 +157,10 @@ def fit_approach2(table: RunsTable, *, basis: str = "total", groups: ArrayLike |
                     float(l_star[g]), float(p2[g]), _status(x, weights[g] > 0, x_star[g], p2[g], sizes[g]))
               for g in range(len(weights))]
     ok = np.array([s.status in ("fitted", "edge") for s in slices])
-    laws = allocation_laws("approach2", budgets[ok], np.exp(x_star[ok]), l_star[ok], t0)
+    laws = fit_frontier_laws("approach2", budgets[ok], np.exp(x_star[ok]), l_star[ok], t0)
     intervals: dict[str, Interval] = {}
     if bootstrap:
         exponents = _bootstrap_exponents(*(jnp.asarray(v) for v in (x, loss, budgets, weights, size_of)),
                                          jnp.asarray(stratified_counts(labels, bootstrap, seed)))
-        intervals = {name: tuple(float(q) for q in np.nanpercentile(np.asarray(v), [2.5, 97.5]))
-                     for name, v in zip(("a_interval", "b_interval"), exponents)}
+        intervals = dict(zip(("a_interval", "b_interval"), map(exponent_interval, exponents)))
     return replace(laws, slices=tuple(slices), seconds=time.perf_counter() - t0, **intervals)

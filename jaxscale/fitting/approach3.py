@@ -36,7 +36,7 @@ from jax.typing import ArrayLike
 
 from jaxscale.core import lbfgs
 from jaxscale.core.numerics import float64
-from jaxscale.fitting.centring import centre, centred_fn, centres, uncentre
+from jaxscale.fitting.centring import solve_centred
 from jaxscale.fitting.design import check_runs
 from jaxscale.fitting.objective import DELTA, FitData, fit_data, huber_fn
 from jaxscale.laws.law import Law
@@ -54,11 +54,6 @@ MULTISTART = lbfgs.Options(max_iter=300, ftol=1e-9, gtol=1e-12)
 #: (fewer workers idle while the last, slowest starts finish).
 SCREEN = 128
 SCREEN_SLOTS = 32
-
-
-def floats(params: NamedTuple) -> NamedTuple:
-    """The same NamedTuple with every field a Python float (or NumPy array for draws)."""
-    return type(params)(*(float(v) if np.ndim(v) == 0 else np.asarray(v) for v in params))
 
 
 @dataclass(frozen=True)
@@ -126,7 +121,7 @@ class FitResult:
         return {**self.params._asdict(), **derived, "objective": self.objective, "n_points": self.n_points}
 
 
-def best_converged(sol: lbfgs.Solution) -> int:
+def _best_converged(sol: lbfgs.Solution) -> int:
     """Index of the lowest objective among converged solutions (any finite one if none)."""
     value = np.asarray(sol.value)
     ok = np.asarray(sol.converged) & np.isfinite(value)
@@ -142,7 +137,7 @@ def _values(objective: Callable) -> Callable:
     return jax.jit(jax.vmap(objective, in_axes=(0, None)))
 
 
-def screened(objective: Callable, starts: np.ndarray, data: FitData, keep: int | None) -> np.ndarray:
+def _screened(objective: Callable, starts: np.ndarray, data: FitData, keep: int | None) -> np.ndarray:
     """The ``keep`` starts of lowest ``objective`` value (non-finite values last, ties in grid
     order), lowest first; all of them when ``keep`` is None."""
     if keep is None or keep >= len(starts):
@@ -187,17 +182,15 @@ def fit_approach3(
         )
     data = fit_data(runs.law_inputs(law.inputs), runs.loss)
     objective = huber_fn(law, delta, asymmetry)
-    m = centres(data)
     t0 = time.perf_counter()
-    kept = screened(objective, starts, data, screen)
-    solve = lbfgs.solver(centred_fn(objective, law), options,
-                         slots=lbfgs.SLOTS if screen is None else SCREEN_SLOTS, keep_memory=True)
-    sol = jax.tree.map(np.asarray, solve(centre(law, kept, m), data))
+    kept = _screened(objective, starts, data, screen)
+    sol, vectors = solve_centred(objective, law, kept, data, options,
+                                 slots=lbfgs.SLOTS if screen is None else SCREEN_SLOTS, keep_memory=True)
     seconds = time.perf_counter() - t0
-    best = best_converged(sol)
-    vector = uncentre(law, sol.theta[best], m)
+    best = _best_converged(sol)
+    vector = vectors[best]
     return FitResult(
-        law=law, params=floats(law.from_vector(vector)), vector=vector, objective=float(sol.value[best]),
+        law=law, params=jax.tree.map(float, law.from_vector(vector)), vector=vector, objective=float(sol.value[best]),
         runs=runs, n_starts=len(starts), n_minimised=len(kept), n_converged=int(np.sum(sol.converged)),
         seconds=seconds, delta=delta, asymmetry=asymmetry,
         curvature=jax.tree.map(lambda a: a[best], sol.memory),

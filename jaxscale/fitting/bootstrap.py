@@ -19,16 +19,16 @@ import time
 from dataclasses import dataclass
 from typing import NamedTuple
 
-import jax
 import numpy as np
 
 from jaxscale.core import lbfgs
+from jaxscale.core.intervals import interval
 from jaxscale.core.numerics import float64
-from jaxscale.fitting.approach3 import FitResult, floats
-from jaxscale.fitting.centring import centre, centred_fn, centres, uncentre
+from jaxscale.fitting.approach3 import FitResult
+from jaxscale.fitting.centring import solve_centred
 from jaxscale.fitting.objective import huber_fn
+from jaxscale.laws.draws import Draws, derived_draws
 from jaxscale.laws.law import Law
-from jaxscale.optimum.allocation import derived_draws, interval95
 
 N_RESAMPLES = 4000
 #: A resample draws ~63% of the runs; the refits see only those, padded to a multiple of this.
@@ -64,6 +64,11 @@ class BootstrapResult:
         return {**self.params._asdict(), **derived_draws(self.law, self.params)}
 
     @property
+    def parameter_draws(self) -> Draws:
+        """The refits as :class:`~jaxscale.laws.draws.Draws`, valid where they converged."""
+        return Draws(self.law, self.params, self.converged, "bootstrap")
+
+    @property
     def names(self) -> list[str]:
         return list(self.draws)
 
@@ -81,8 +86,8 @@ class BootstrapResult:
 
     def ci95(self) -> dict[str, tuple[float, float]]:
         """95% percentile intervals [2.5%, 97.5%] over the resamples where each quantity is
-        defined (:func:`jaxscale.optimum.allocation.interval95`)."""
-        return {k: tuple(float(b) for b in interval95(v)) for k, v in self._ok().items()}
+        defined (:func:`jaxscale.core.intervals.interval`)."""
+        return {k: tuple(float(b) for b in interval(v)) for k, v in self._ok().items()}
 
     def undefined(self) -> dict[str, float]:
         """The fraction of converged resamples in which a quantity is undefined (NaN: e.g.
@@ -167,16 +172,14 @@ def bootstrap(fit: FitResult, n_resamples: int = N_RESAMPLES, seed: int = 0, *,
         raise ValueError(f"counts must have shape (R, {fit.n_points}); got {counts.shape}")
     rows, weights = drawn_rows(counts)
     data = fit.data().take(rows, weights)
-    m = centres(data)
     t0 = time.perf_counter()
-    solve = lbfgs.solver(centred_fn(huber_fn(fit.law, fit.delta, fit.asymmetry), fit.law), options, batch="both")
     memory = None if fit.curvature is None else fit.curvature.resized(options.memory_size)
-    theta0 = centre(fit.law, np.broadcast_to(fit.vector, (len(counts), fit.law.n_params)), m)
-    sol = jax.tree.map(np.asarray, solve(theta0, data, memory))
+    starts = np.broadcast_to(fit.vector, (len(counts), fit.law.n_params))
+    sol, vectors = solve_centred(huber_fn(fit.law, fit.delta, fit.asymmetry), fit.law, starts, data, options,
+                                 memory, batch="both")
     seconds = time.perf_counter() - t0
-    vectors = uncentre(fit.law, sol.theta, m)
     return BootstrapResult(
-        law=fit.law, params=floats(fit.law.from_vector(vectors)), vectors=vectors,
+        law=fit.law, params=fit.law.from_vector(vectors), vectors=vectors,
         objective=sol.value, converged=sol.converged & np.all(np.isfinite(vectors), axis=1),
         seed=seed, seconds=seconds,
     )

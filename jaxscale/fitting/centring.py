@@ -19,11 +19,14 @@ fitted in theta itself.
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from typing import Any, Callable
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
+from jaxscale.core import lbfgs
 from jaxscale.fitting.objective import FitData
 from jaxscale.laws.law import Law, array_module
 
@@ -72,3 +75,20 @@ def centred_fn(fun: Callable, law: Law) -> Callable:
         return fun(uncentre(law, u, centres(data)), data)
 
     return centred
+
+
+def solve_centred(objective: Callable, law: Law, starts: ArrayLike, data: FitData, options: lbfgs.Options,
+                  memory: lbfgs.Memory | None = None, **solver: Any) -> tuple[lbfgs.Solution, np.ndarray]:
+    """Minimise ``objective(theta, data)`` from every start (rows of ``starts`` in the law's
+    vector coordinates) in coordinates centred on ``data`` (on each data set's own centres when
+    ``data`` is batched): centre the starts, solve with :func:`jaxscale.core.lbfgs.solver`
+    (``solver`` are its keyword arguments, ``memory`` its curvature pairs), uncentre.
+
+    Returns:
+        The solution, as NumPy (its ``theta`` and ``memory`` in centred coordinates), and the
+        solutions in the law's vector coordinates, (k, p).
+    """
+    m = centres(data)
+    solve = lbfgs.solver(centred_fn(objective, law), options, **solver)
+    sol = jax.tree.map(np.asarray, solve(centre(law, starts, m), data, memory))
+    return sol, uncentre(law, sol.theta, m)

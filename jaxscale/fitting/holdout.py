@@ -126,8 +126,7 @@ def predictive_draws(fit: FitResult, heldout: RunsTable, resamples: int, seed: i
     """[S, R] losses of the held-out runs: each converged bootstrap refit's prediction times
     exp(a residual of ``fit`` drawn at random)."""
     refits = bootstrap(fit, resamples, seed=seed)
-    converged = type(refits.params)(*(v[refits.converged] for v in refits.params))
-    predicted = loss_draws(fit.law, converged, *heldout.law_inputs(fit.law.inputs))
+    predicted = loss_draws(fit.law, refits.parameter_draws.used, *heldout.law_inputs(fit.law.inputs))
     residuals = np.log(fit.runs.loss) - np.log(fit.predict(*fit.inputs))
     return predicted * np.exp(np.random.default_rng(seed).choice(residuals, size=predicted.shape))
 

@@ -33,12 +33,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from jaxscale.core.intervals import interval
 from jaxscale.core.numerics import float64
 from jaxscale.fitting.approach3 import FitResult, fit_approach3
 from jaxscale.fitting.bootstrap import bootstrap, moving_block_counts
 from jaxscale.laws import lr_annealing
 from jaxscale.laws.schedule_areas import PAPER_DECAY, schedule_areas
-from jaxscale.optimum.allocation import interval95, loss_draws
+from jaxscale.optimum.allocation import loss_draws
 from jaxscale.runs import schema as rs
 from jaxscale.runs.table import RunsTable
 from jaxscale.support.progress import progress_bar
@@ -129,7 +130,7 @@ class CurveFit:
         }
         if self.draws is not None:
             inside = (final["predicted_lo"] <= final[rs.LOSS]) & (final[rs.LOSS] <= final["predicted_hi"])
-            out["alpha_ci95"] = [float(b) for b in interval95(self.draws.alpha)] if determined else None
+            out["alpha_ci95"] = [float(b) for b in interval(self.draws.alpha)] if determined else None
             out["final_coverage"] = float(inside.mean()) if len(final) else None
             out["bootstrap_refits"] = len(self.draws.alpha)
         return out
@@ -217,7 +218,7 @@ def fit_group(table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Sequence[
     draws = None
     if resamples:
         draws = bootstrap_curves(fit, resamples, seed)
-        predictions["predicted_lo"], predictions["predicted_hi"] = interval95(loss_draws(fit.law, draws, *inputs))
+        predictions["predicted_lo"], predictions["predicted_hi"] = interval(loss_draws(fit.law, draws, *inputs))
     return CurveFit(dict(group or {}), fit, lam, tuple(fitted), tuple(predicted), predictions, draws)
 
 
@@ -229,7 +230,7 @@ def bootstrap_curves(fit: FitResult, resamples: int, seed: int) -> lr_annealing.
     the predicted runs' observed losses says how far that goes."""
     counts = moving_block_counts(fit.runs.run_id, fit.runs.step, resamples, seed)
     refits = bootstrap(fit, counts=counts)
-    return type(fit.params)(*(v[refits.converged] for v in refits.params))
+    return refits.parameter_draws.used
 
 
 def _runs(group: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
@@ -22,10 +23,8 @@ from scipy.stats import chi2
 
 from jaxscale.core import lbfgs
 from jaxscale.core.numerics import float64
-from jaxscale.fitting.approach3 import floats
 from jaxscale.fitting.design import check_runs
 from jaxscale.fitting.objective import DELTA, FitData, fit_data, nll_fn, residuals
-from jaxscale.laws import chinchilla
 from jaxscale.laws.law import Law
 from jaxscale.laws.registry import law_by_name
 from jaxscale.runs.table import RunsTable
@@ -77,7 +76,8 @@ def fit_likelihood(
     check_runs(law, runs)
     data = _data(law, runs)
     if starts is None:
-        starts = law.to_vector(chinchilla.CHINCHILLA)[None] if law is chinchilla.LAW else law.init_grid()
+        hoffmann = law.chinchilla_undefined is None
+        starts = law.to_vector(law.published_params("chinchilla"))[None] if hoffmann else law.init_grid()
     starts = np.atleast_2d(np.asarray(starts, np.float64))
     if starts.shape[1] != law.n_params:
         raise ValueError(f"starts must have {law.n_params} columns {law.vector_names}; got {starts.shape}")
@@ -89,7 +89,7 @@ def fit_likelihood(
         raise ValueError("the likelihood fit did not converge from any start")
     vector = np.asarray(sol.theta[best])[:-1]
     return LikelihoodFit(
-        law=law, vector=vector, params=floats(law.from_vector(vector)),
+        law=law, vector=vector, params=jax.tree.map(float, law.from_vector(vector)),
         sigma=float(np.exp(sol.theta[best][-1])), nll=float(value[best]), n_points=len(runs),
     )
 

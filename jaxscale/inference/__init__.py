@@ -1,14 +1,18 @@
-"""Bayesian refits of scaling laws with NumPyro.
+"""Bayesian refits of scaling laws with NumPyro (behind :func:`jaxscale.bayes`).
 
-- :mod:`~jaxscale.inference.models`: the Chinchilla and Kaplan L(N, D) laws as plain NumPyro
-  models (Student-t likelihood on log loss, documented overridable priors);
-- :mod:`~jaxscale.inference.sample`: NUTS (chains in parallel or in turn), and a Laplace fast path;
+- :mod:`~jaxscale.inference.models`: the NumPyro model of any :class:`~jaxscale.laws.law.Law`
+  (Student-t likelihood on log loss, the law's documented, overridable priors, centred intercepts);
+- :mod:`~jaxscale.inference.sample`: NUTS (chains in parallel or in turn), and the Laplace
+  approximation as a fast path;
 - :mod:`~jaxscale.inference.diagnostics`: R-hat, ESS, divergences, E-BFMI, predictive checks,
   netCDF output;
-- :mod:`~jaxscale.reconciliation.per_draw`: a, b, G, N*(C), D*(C), planned-run loss and Pearce &
-  Song's reconciled exponent for every posterior draw (jit + vmap);
-- :mod:`~jaxscale.inference.refit`: the pipeline behind ``jaxscale bayes``;
-- :mod:`~jaxscale.inference.compare`: laws ranked by PSIS-LOO (``jaxscale bayes --compare``);
+- :mod:`~jaxscale.inference.refit`: one law's posterior given a runs table, end to end: its
+  draws as :class:`~jaxscale.laws.draws.Draws`, its summary, holdout calibration and Pearce &
+  Song's reconciled exponent of every draw (computed in :mod:`jaxscale.reconciliation.per_draw`);
+- :mod:`~jaxscale.inference.compare`: laws ranked by PSIS-LOO;
 - :mod:`~jaxscale.inference.grouped`: one law on several datasets, some coordinates shared, the
-  posterior of the differences and PSIS-LOO of sharing (``jaxscale bayes --group-by``).
+  posterior of the differences and PSIS-LOO of sharing.
+
+The law's closed-form quantities and compute-optimal allocation of every draw come from
+:mod:`jaxscale.laws.draws` and :mod:`jaxscale.optimum.allocation`, shared with fits and bootstraps.
 """

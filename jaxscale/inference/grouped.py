@@ -34,6 +34,7 @@ from functools import partial
 from typing import Any, Mapping, NamedTuple, Sequence
 
 import arviz as az
+import jax
 import numpy as np
 
 from jaxscale.core.numerics import float64
@@ -43,7 +44,7 @@ from jaxscale.inference.compare import report as ranking_report
 from jaxscale.inference.diagnostics import Diagnostics
 from jaxscale.inference.refit import (
     approach3_start,
-    interval,
+    median_and_hdi,
     nuts_idata,
     parameter_draws,
     summarize,
@@ -88,7 +89,7 @@ class GroupedFit:
     def row_params(self) -> tuple[NamedTuple, np.ndarray]:
         """Law parameters and sigma of every draw at every run ([S, R]: each run its group's)."""
         rows = self.groups.index
-        return type(self.params)(*(v[:, rows] for v in self.params)), self.by_group["sigma"][:, rows]
+        return jax.tree.map(lambda v: v[:, rows], self.params), self.by_group["sigma"][:, rows]
 
 
 def split(runs: RunsTable, column: str, shared: Sequence[str], law: Law) -> tuple[models.Groups, tuple[str, ...]]:
@@ -110,7 +111,7 @@ def split(runs: RunsTable, column: str, shared: Sequence[str], law: Law) -> tupl
 def grouped_start(law: Law, runs: RunsTable, groups: models.Groups) -> tuple[NamedTuple, np.ndarray]:
     """Each group's Approach-3 optimum (law parameters, [count] each) and starting sigma."""
     starts = [approach3_start(law, runs.select(groups.index == g)) for g in range(groups.count)]
-    params = type(starts[0][0])(*(np.array(v, np.float64) for v in zip(*(p for p, _ in starts))))
+    params = jax.tree.map(lambda *v: np.array(v, np.float64), *(p for p, _ in starts))
     return params, np.array([sigma for _, sigma in starts])
 
 
@@ -173,7 +174,7 @@ def differences(fit: GroupedFit, names: Sequence[str] | None = None) -> dict[str
     for name in names or _compared(fit.law, list(fit.by_group)):
         values = fit.by_group[name]
         out[name] = {
-            f"{fit.labels[g]} - {fit.labels[h]}": {**interval(values[:, g] - values[:, h]),
+            f"{fit.labels[g]} - {fit.labels[h]}": {**median_and_hdi(values[:, g] - values[:, h]),
                                                     "p_positive": float(np.mean(values[:, g] > values[:, h]))}
             for g, h in itertools.combinations(range(len(fit.labels)), 2)
         }
@@ -199,7 +200,7 @@ def report(fit: GroupedFit) -> dict[str, Any]:
         "n_points": len(fit.groups.index),
         "runs_per_group": dict(zip(fit.labels, np.bincount(fit.groups.index).tolist())),
         "posterior": summarize(fit, _compared(fit.law, list(fit.draws))),
-        "sigma": {label: interval(fit.by_group["sigma"][:, g]) for g, label in enumerate(fit.labels)},
+        "sigma": {label: median_and_hdi(fit.by_group["sigma"][:, g]) for g, label in enumerate(fit.labels)},
         "differences": differences(fit),
         "divergences": fit.diagnostics.divergences, "r_hat_max": max(fit.diagnostics.r_hat.values()),
         "bfmi": list(fit.diagnostics.bfmi), "problems": list(fit.diagnostics.problems),

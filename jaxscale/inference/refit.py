@@ -18,8 +18,10 @@ from functools import partial
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import arviz as az
+import jax
 import numpy as np
 
+from jaxscale.core.intervals import interval
 from jaxscale.core.numerics import float64
 from jaxscale.fitting.approach3 import fit_approach3
 from jaxscale.fitting.holdout import (
@@ -29,12 +31,11 @@ from jaxscale.fitting.holdout import (
 )
 from jaxscale.inference import diagnostics, models
 from jaxscale.inference.sample import NutsConfig, laplace_draws, run_nuts
-from jaxscale.laws import chinchilla
+from jaxscale.laws.draws import Draws, derived_draws
 from jaxscale.laws.law import Law, NoisePriors
 from jaxscale.laws.registry import law_by_name
-from jaxscale.optimum.allocation import derived_draws, loss_draws
+from jaxscale.optimum.allocation import loss_draws
 from jaxscale.reconciliation import per_draw as derived
-from jaxscale.reconciliation.pipeline import EmbeddingFit, fit_gamma_delta
 from jaxscale.runs.table import RunsTable
 
 
@@ -64,6 +65,11 @@ class BayesFit:
         """Law parameters and sigma of every draw ([S]: the same at every run)."""
         return self.params, self.draws["sigma"]
 
+    @property
+    def parameter_draws(self) -> Draws:
+        """The law's parameters of every draw as :class:`~jaxscale.laws.draws.Draws`."""
+        return Draws.of(self.law, self.params, self.method)
+
 
 #: Exponents are positive a priori (:mod:`jaxscale.inference.models`); an Approach-3 optimum
 #: with an exponent <= 0 (a loss that does not fall along that input), outside the prior's
@@ -88,7 +94,7 @@ def parameter_draws(law: Law, draws: Mapping[str, np.ndarray],
     (with ``groups``, [..., count] per group: see :func:`~jaxscale.inference.models.params_of`)."""
     params = models.params_of(law, draws, groups)
     shape = np.shape(params[0])
-    flat = type(params)(*(np.reshape(v, -1) for v in params))
+    flat = jax.tree.map(lambda v: np.reshape(v, -1), params)
     return {**params._asdict(), **{k: np.reshape(v, shape) for k, v in derived_draws(law, flat).items()}}
 
 
@@ -174,7 +180,7 @@ def summarize(fit: BayesFit, names: list[str] | None = None) -> dict[str, dict[s
     out = {}
     for name in names:
         x = fit.draws[name]
-        lo, hi = az.hdi(x, hdi_prob=0.95)
+        lo, hi = interval(x, method="hdi")
         out[name] = {
             "mean": float(np.mean(x)), "sd": float(np.std(x, ddof=1)), "hdi95": [float(lo), float(hi)],
             "r_hat": diag.r_hat.get(name) if diag else None,
@@ -184,9 +190,9 @@ def summarize(fit: BayesFit, names: list[str] | None = None) -> dict[str, dict[s
     return out
 
 
-def interval(x: np.ndarray) -> dict[str, Any]:
-    """Median and 95% HDI of a set of draws."""
-    lo, hi = az.hdi(np.asarray(x), hdi_prob=0.95)
+def median_and_hdi(x: np.ndarray) -> dict[str, Any]:
+    """Median and 95% HDI of a set of draws, as reported."""
+    lo, hi = interval(x, method="hdi")
     return {"median": float(np.median(x)), "hdi95": [float(lo), float(hi)]}
 
 
@@ -222,26 +228,29 @@ class Reconciled:
     embedding: str  # "paper" (gamma = 47491, delta = 1/3), "bootstrap" (Table A9 resamples) or the table's
 
 
-def reconciled_exponent_draws(fit: BayesFit, embedding_uncertainty: bool = False, seed: int = 0,
+def reconciled_exponent_draws(draws: Draws, embedding_uncertainty: bool = False, seed: int = 0,
                               max_draws: int | None = None, table: RunsTable | None = None) -> Reconciled:
-    """The reconciled (Kaplan-basis) and total-basis frontier exponents of every draw of a
-    Chinchilla-law fit (of every k-th draw, about ``max_draws`` of them, when given); gamma
+    """The reconciled (Kaplan-basis) and total-basis frontier exponents of every valid draw of
+    the Chinchilla law (of every k-th draw, about ``max_draws`` of them, when given); gamma
     fixed at the paper's value or, with ``embedding_uncertainty``, drawn with delta from the
     bootstrap of the Table A9 fit (one pair per draw). With a runs ``table`` of both bases, the
     Step-4 simulation is the table's own instead: gamma and delta fitted to its model sizes,
-    its size range and budget windows (:mod:`jaxscale.reconciliation.on_runs`)."""
-    from jaxscale.reconciliation.on_runs import model_sizes, simulation_config
+    its size range and budget windows (:mod:`jaxscale.reconciliation.on_runs`). Raises
+    ValueError, saying why, for a law of another form (:attr:`Law.chinchilla_undefined`)."""
+    from jaxscale.reconciliation.on_runs import (
+        model_sizes,
+        simulation_config,
+        table_embedding,
+    )
 
-    if fit.law is not chinchilla.LAW:
-        raise ValueError(f"the reconciled exponent needs the chinchilla law, not {fit.law.name!r}")
-    size = len(fit.draws["alpha"])
-    step = 1 if max_draws is None else max(1, size // max_draws)
-    params = type(fit.params)(*(np.asarray(v)[::step] for v in fit.params))
+    draws.law.require_chinchilla("the reconciled exponent")
+    used = draws.used
+    step = 1 if max_draws is None else max(1, len(used[0]) // max_draws)
+    params = jax.tree.map(lambda v: v[::step], used)
     if table is not None:
-        n_total, n_nonembedding = model_sizes(table)
-        embedding = EmbeddingFit(*(float(v) for v in fit_gamma_delta(n_total, n_nonembedding)))
-        median = type(params)(*(float(np.median(v)) for v in params))
-        config = simulation_config(median, embedding, n_nonembedding)
+        embedding = table_embedding(table)
+        median = jax.tree.map(lambda v: float(np.median(v)), params)
+        config = simulation_config(median, embedding, model_sizes(table)[1])
         return Reconciled(derived.reconciled_exponents(params, embedding, config),
                           f"table (gamma = {embedding.gamma:.4g}, delta = {embedding.delta:.4f})")
     embedding = derived.embedding_draws(len(params.alpha), seed) if embedding_uncertainty else None
@@ -250,11 +259,13 @@ def reconciled_exponent_draws(fit: BayesFit, embedding_uncertainty: bool = False
 
 
 def report(fit: BayesFit, runs: RunsTable, reconciled: Reconciled | None = None) -> dict[str, Any]:
-    """Everything ``jaxscale bayes`` prints, as one JSON-ready dict."""
+    """Everything ``jaxscale bayes`` prints, as one JSON-ready dict. Without ``reconciled``, the
+    reconciled exponent is None and ``reconciled_exponent_undefined`` says why where the law has
+    none (:attr:`~jaxscale.laws.law.Law.chinchilla_undefined`)."""
     out: dict[str, Any] = {
         "law": fit.law.name, "method": fit.method, "n_points": len(runs),
         "posterior": summarize(fit),
-        "sigma": interval(fit.draws["sigma"]),
+        "sigma": median_and_hdi(fit.draws["sigma"]),
         "init_approach3": fit.init._asdict(),
         "predictive_check": predictive_checks(fit, runs),
         "sampler_seconds": fit.seconds,
@@ -263,7 +274,11 @@ def report(fit: BayesFit, runs: RunsTable, reconciled: Reconciled | None = None)
         out |= {"divergences": fit.diagnostics.divergences, "bfmi": list(fit.diagnostics.bfmi),
                 "problems": list(fit.diagnostics.problems)}
     if reconciled is not None:
-        out |= {"reconciled_exponent": interval(reconciled.exponents.nonembedding),
-                "total_exponent": interval(reconciled.exponents.total),
+        out |= {"reconciled_exponent": median_and_hdi(reconciled.exponents.nonembedding),
+                "total_exponent": median_and_hdi(reconciled.exponents.total),
                 "embedding": reconciled.embedding}
+    elif fit.law.chinchilla_undefined is not None:
+        out |= {"reconciled_exponent": None, "total_exponent": None, "embedding": None,
+                "reconciled_exponent_undefined": f"undefined for the {fit.law.name} law: "
+                                                 f"{fit.law.chinchilla_undefined}"}
     return out

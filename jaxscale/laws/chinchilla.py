@@ -54,15 +54,8 @@ CHINCHILLA = ChinchillaParams(A=406.4, B=410.7, E=1.6934, alpha=0.3392, beta=0.2
 #: Besiroglu et al. (2024), Epoch AI's replication (their Eq. 4 / Pearce & Song Section 2).
 EPOCH = ChinchillaParams(A=482.01, B=2085.43, E=1.8172, alpha=0.3478, beta=0.3658)
 
-PRESETS: dict[str, ChinchillaParams] = {"chinchilla": CHINCHILLA, "epoch": EPOCH}
-
-
-def preset(name: str) -> ChinchillaParams:
-    """Published parameter set by name: ``"chinchilla"`` or ``"epoch"``."""
-    try:
-        return PRESETS[name]
-    except KeyError:
-        raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}") from None
+#: The published parameter sets by name (:attr:`jaxscale.laws.law.Law.published`).
+PUBLISHED: dict[str, ChinchillaParams] = {"epoch": EPOCH, "chinchilla": CHINCHILLA}
 
 
 def log_loss(p: ChinchillaParams, log_n: ArrayLike, log_d: ArrayLike) -> jnp.ndarray:
@@ -182,6 +175,8 @@ LAW: Law[ChinchillaParams] = Law(
     citation=CITATION,
     centred=(("log_A", "alpha", 0), ("log_B", "beta", 1)),
     closed_forms=closed_forms,
+    published=PUBLISHED,
+    chinchilla_form=True,
 )
 
 TIED: Law[TiedParams] = Law(

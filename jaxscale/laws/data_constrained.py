@@ -71,6 +71,16 @@ class DataConstrainedParams(NamedTuple):
 MUENNIGHOFF = DataConstrainedParams(A=math.exp(6.255414), B=math.exp(7.3049974), E=math.exp(0.6254804),
                                     alpha=0.3526596, beta=0.3526596, R_D_star=15.387756, R_N_star=5.309743)
 
+#: The published parameter sets by name (:attr:`jaxscale.laws.law.Law.published`): Muennighoff
+#: et al.'s fit, and two what-ifs on the Chinchilla laws of Hoffmann et al. (``"chinchilla"``) and
+#: Besiroglu et al. (``"epoch"``) with Muennighoff et al.'s R*_D, R*_N (fitted with their own
+#: A, B, E, alpha, beta, not with these).
+PUBLISHED: dict[str, DataConstrainedParams] = {
+    "muennighoff": MUENNIGHOFF,
+    **{name: DataConstrainedParams(*base, MUENNIGHOFF.R_D_star, MUENNIGHOFF.R_N_star)
+       for name, base in chinchilla.PUBLISHED.items()},
+}
+
 #: Above R/R* = e^7 ≈ 1100 the decay exp(-R/R*) is below float64's smallest number: D' has
 #: saturated at U (1 + R*). Repetitions are capped there, which leaves the value unchanged and
 #: keeps R and its derivatives finite at any count the solvers try (up to 1e300).
@@ -159,4 +169,5 @@ LAW: Law[DataConstrainedParams] = Law(
             "N' likewise with U_N = min(N, N_opt(U_D)), R*_N",
     citation="Muennighoff et al. (2023), Section 3; Hoffmann et al. (2022), Eq. 2 and 4",
     inputs=("N", "D", "U_D"),
+    published=PUBLISHED,
 )

@@ -270,6 +270,7 @@ LAW_ND: Law[KaplanNDParams] = Law(
     priors=KaplanPriors(),
     formula="L(N, D) = [(N_c/N)^(alpha_N/alpha_D) + D_c/D]^alpha_D",
     citation="Kaplan et al. (2020), Eq. 1.5 / 4.1",
+    published={"kaplan": KAPLAN_ND},
 )
 
 LAW_NS: Law[KaplanNSParams] = Law(
@@ -283,4 +284,5 @@ LAW_NS: Law[KaplanNSParams] = Law(
     formula="L(N, S_min) = (N_c/N)^alpha_N + (S_c/S_min)^alpha_S",
     citation="Kaplan et al. (2020), Eq. 1.6 / 5.6",
     inputs=("N", "S_min"),
+    published={"kaplan": KAPLAN_NS},
 )

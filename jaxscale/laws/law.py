@@ -108,6 +108,10 @@ class Law(Generic[P]):
     ``needs_independent_inputs`` whether fits need runs whose x1 and x2 do not lie on one line
     in log space (:mod:`jaxscale.fitting.design`): True for a law of model size and data, whose split
     between the two such runs cannot determine; False for a law that one line of runs determines.
+    ``published`` holds parameter sets that papers report, by name (:meth:`published_params`);
+    ``chinchilla_form`` says that the law is E + A x1^-alpha + B x2^-beta with parameters
+    (A, B, E, alpha, beta) in that order, the form of Hoffmann et al.'s Eq. 2 (what needs that
+    form asks :attr:`chinchilla_undefined`).
     """
 
     name: str
@@ -123,6 +127,8 @@ class Law(Generic[P]):
     closed_forms: Callable[[P], Mapping[str, Any]] | None = None
     positive: bool = True
     needs_independent_inputs: bool = True
+    published: Mapping[str, P] = dataclasses.field(default_factory=dict)
+    chinchilla_form: bool = False
 
     def __post_init__(self) -> None:
         if len(self.log_scale) != len(self.params_type._fields):
@@ -146,6 +152,33 @@ class Law(Generic[P]):
     @property
     def n_params(self) -> int:
         return len(self.log_scale)
+
+    @property
+    def chinchilla_undefined(self) -> str | None:
+        """Why what needs Chinchilla's law of model size N and tokens D, E + A/N^alpha + B/D^beta
+        with free exponents, is undefined for this law (None where it is defined): Pearce & Song's
+        reconciled exponent (their Eq. 15 rewrites that law in non-embedding terms), its
+        sensitivities, and the likelihood-ratio test at Hoffmann et al.'s published values."""
+        if self.chinchilla_form and self.inputs == ("N", "D"):
+            return None
+        return (f"it needs Chinchilla's law E + A/N^alpha + B/D^beta of model size N and tokens D with "
+                f"parameters (A, B, E, alpha, beta); {self.name} is {self.formula} with parameters "
+                f"{self.param_names}")
+
+    def require_chinchilla(self, use: str) -> None:
+        """Raise ValueError, saying why, where ``use`` is undefined for this law
+        (:attr:`chinchilla_undefined`)."""
+        reason = self.chinchilla_undefined
+        if reason is not None:
+            raise ValueError(f"{use} is undefined for the {self.name} law: {reason}")
+
+    def published_params(self, name: str) -> P:
+        """The parameter set called ``name`` in :attr:`published` (e.g. ``"epoch"`` for
+        Besiroglu et al.'s Chinchilla-law fit)."""
+        if name not in self.published:
+            choices = f"choose one of {sorted(self.published)}" if self.published else "it has none"
+            raise ValueError(f"no published parameter set {name!r} for the {self.name} law; {choices}")
+        return self.published[name]
 
     def evaluate(self, params: P, *inputs: ArrayLike) -> jnp.ndarray:
         """L at every input of the law, in the order of :attr:`inputs` (e.g. N, D, U_D):
@@ -187,7 +220,7 @@ class Law(Generic[P]):
         if self.closed_forms is None:
             return {}
         defined = self.exponents_positive(params) & jnp.all(jnp.isfinite(jnp.stack(jnp.broadcast_arrays(*params))), 0)
-        inside = self.params_type(*(jnp.where(defined, v, 1.0) for v in params))
+        inside = jax.tree.map(lambda v: jnp.where(defined, v, 1.0), params)
         return {k: jnp.where(defined, v, jnp.nan) for k, v in self.closed_forms(inside).items()}
 
     def given(self, **fixed: ArrayLike) -> "Law":
@@ -211,8 +244,10 @@ class Law(Generic[P]):
     def renamed(self, name: str, params_type: type, **changes: Any) -> "Law":
         """The same formula under other parameter names (a NamedTuple of the same length and
         meaning, field by field) and other settings, e.g. inputs, grid, priors. The law's
-        functions unpack parameters by position, so they serve both."""
+        functions unpack parameters by position, so they serve both. Published parameter sets
+        are not carried over (they estimate the original's quantities) unless given."""
         if len(params_type._fields) != self.n_params:
             raise ValueError(f"{params_type.__name__} has {len(params_type._fields)} fields; "
                              f"{self.name} has {self.n_params} parameters")
+        changes = {"published": {}, **changes}
         return dataclasses.replace(self, name=name, params_type=params_type, **changes)

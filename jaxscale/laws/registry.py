@@ -9,17 +9,19 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
+from pathlib import Path
 
-import jaxscale.laws as package
 from jaxscale.laws.law import Law
+
+_PACKAGE = __name__.rpartition(".")[0]  # jaxscale.laws, found without importing it from here
 
 
 @functools.cache
 def laws() -> dict[str, Law]:
     """All laws of :mod:`jaxscale.laws`, by name (modules imported on first call)."""
     found: dict[str, tuple[Law, str]] = {}
-    for info in pkgutil.iter_modules(package.__path__):
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        module = importlib.import_module(f"{_PACKAGE}.{info.name}")
         for value in vars(module).values():
             if isinstance(value, Law) and found.setdefault(value.name, (value, module.__name__))[0] is not value:
                 raise ValueError(f"two laws named {value.name!r}: in {found[value.name][1]} and {module.__name__}")

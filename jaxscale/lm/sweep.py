@@ -29,15 +29,14 @@ import pandas as pd
 
 from jaxscale.core.numerics import float64
 from jaxscale.core.power_law import fit_power_law
-from jaxscale.fitting.allocation_laws import AllocationLaws
 from jaxscale.fitting.approach1 import (
     FRONTIER_RANGES,
     fit_approach1,
     undefined_exponent,
 )
-from jaxscale.lm import distributed, sharding
+from jaxscale.fitting.frontier_laws import FrontierLaws
+from jaxscale.lm import distributed, sharding, tensorboard_logs
 from jaxscale.lm import sweep_diagnostics as diagnostics
-from jaxscale.lm import tensorboard_logs
 from jaxscale.lm import train as lm
 from jaxscale.lm.presets import ModelSize, SweepConfig
 from jaxscale.lm.tokens import TokenBatches, prepare_tokens
@@ -349,7 +348,7 @@ def learning_curve_exponent(curve: pd.DataFrame) -> float:
     return float(fit_power_law(half[rs.TOKENS].to_numpy(), half[rs.LOSS].to_numpy()).exponent)
 
 
-def _table_row(fit: AllocationLaws) -> dict[str, Any]:
+def _table_row(fit: FrontierLaws) -> dict[str, Any]:
     """a, b with their interval ends, the number of budgets and of sizes on the frontier."""
     a_low, a_high = fit.a_interval or (None, None)
     b_low, b_high = fit.b_interval or (None, None)
@@ -358,7 +357,7 @@ def _table_row(fit: AllocationLaws) -> dict[str, Any]:
 
 
 def fit_experiment(cfg: SweepConfig, table: RunsTable, best: dict[str, float], experiment: str, basis: str,
-                   frontier_range: str | None = None) -> AllocationLaws | None:
+                   frontier_range: str | None = None) -> FrontierLaws | None:
     """Method 1 on ``experiment``'s runs on ``basis``, by the declared protocol (docs/sweep_protocol.md):
     the budgets of the frontier range (only those held by an interior size if the config's
     ``interior_only``), intervals over the fitted budgets; None (with a warning) when fewer than
@@ -375,7 +374,7 @@ def fit_experiment(cfg: SweepConfig, table: RunsTable, best: dict[str, float], e
         return None
 
 
-def whole_frontier(cfg: SweepConfig, table: RunsTable, best: dict[str, float], basis: str) -> AllocationLaws:
+def whole_frontier(cfg: SweepConfig, table: RunsTable, best: dict[str, float], basis: str) -> FrontierLaws:
     """Experiment 1's frontier on ``basis`` over the config's budget range, edge sizes included
     and nothing fitted beyond it: what the diagnostics show beside the fitted budgets."""
     with warnings.catch_warnings():
@@ -386,7 +385,7 @@ def whole_frontier(cfg: SweepConfig, table: RunsTable, best: dict[str, float], b
 
 
 def fit_experiments(cfg: SweepConfig, table: RunsTable, best: dict[str, float], frontier_range: str | None = None
-                    ) -> dict[tuple[str, str], AllocationLaws]:
+                    ) -> dict[tuple[str, str], FrontierLaws]:
     """Method 1 on every (experiment, basis) of Table 1 that has a fit, on ``frontier_range``
     (default: the config's)."""
     experiments = [("experiment 1", "total"), ("experiment 1", "nonembedding")]
@@ -395,7 +394,7 @@ def fit_experiments(cfg: SweepConfig, table: RunsTable, best: dict[str, float], 
     return {key: fit for key, fit in fits.items() if fit is not None}
 
 
-def table_of(fits: dict[tuple[str, str], AllocationLaws], frontier_range: str) -> pd.DataFrame:
+def table_of(fits: dict[tuple[str, str], FrontierLaws], frontier_range: str) -> pd.DataFrame:
     """Table 1 of Pearce & Song from :func:`fit_experiments`: a and b per experiment and basis,
     beside the paper's values."""
     rows = []

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxscale.fitting.allocation_laws import AllocationLaws
+from jaxscale.fitting.frontier_laws import FrontierLaws
 from jaxscale.runs.table import RunsTable
 
 
@@ -43,7 +43,7 @@ def learning_rate_rows(losses: dict[str, dict[float, float]], best: dict[str, fl
     return rows
 
 
-def frontier_rows(whole: AllocationLaws, fitted: AllocationLaws, size_of: dict[float, str]) -> list[dict[str, Any]]:
+def frontier_rows(whole: FrontierLaws, fitted: FrontierLaws, size_of: dict[float, str]) -> list[dict[str, Any]]:
     """Per size on the ``whole`` frontier of the budget range: its name, the first and last budget
     where it is N*, how many (and what share) of the range's budgets it holds, and whether its
     budgets are among the ``fitted`` ones (the interior rule leaves out the edge sizes')."""
@@ -96,7 +96,7 @@ def crossing_rows(curves: RunsTable, run_of: dict[str, str], sizes: list[dict[st
 
 def sweep_diagnostics(curves: RunsTable, sizes: list[dict[str, Any]], losses: dict[str, dict[float, float]],
                       best: dict[str, float], run_of: dict[str, str],
-                      frontiers: dict[str, tuple[AllocationLaws, AllocationLaws]]) -> dict[str, Any]:
+                      frontiers: dict[str, tuple[FrontierLaws, FrontierLaws]]) -> dict[str, Any]:
     """The three diagnostics of the module docstring, as plain data for ``summary.json``:
     ``sizes`` as :func:`jaxscale.lm.sweep.model_sizes` gives them, ``losses`` the final
     loss per size and rate, ``run_of`` each size's best-rate constant run, ``frontiers``

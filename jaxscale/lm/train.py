@@ -33,7 +33,6 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from jaxscale.runs import accounting
 from jaxscale.lm import distributed, sharding
 from jaxscale.lm.tokens import TokenBatches
 from jaxscale.models.transformer import (
@@ -45,6 +44,7 @@ from jaxscale.models.transformer import (
     next_token_loss,
     param_counts,
 )
+from jaxscale.runs import accounting
 from jaxscale.runs import schema as rs
 from jaxscale.runs.schedules import Schedule
 from jaxscale.support.checkpoints import Checkpoints

@@ -1,10 +1,9 @@
-"""Quantities derived from a law's parameters, for one fit, bootstrap refits or posterior draws.
+"""A law's compute-optimal allocation, for one parameter set or many draws of it.
 
 One set of functions of (law, params) serves fits, bootstraps and posteriors alike; ``params``
-is the law's NamedTuple, with a leading axis of draws where there are several:
+is the law's NamedTuple, with a leading axis of draws where there are several
+(:class:`jaxscale.laws.draws.Draws` holds such draws and says which are valid):
 
-- :func:`derived_draws`: the law's closed-form quantities (Chinchilla: a, b, G of Hoffmann et
-  al. 2022 Eq. 4) for every draw;
 - :func:`optimal_allocation`: the compute-optimal allocation under C = 6 N D (Pearce & Song
   Eq. 11), N*(C) = argmin_N L(N, C/(6N)), D*(C) = C/(6 N*(C)) and the loss there, from the
   generic implicit-differentiation solver of :mod:`jaxscale.optimum.solver` (for Chinchilla it equals
@@ -14,13 +13,11 @@ is the law's NamedTuple, with a leading axis of draws where there are several:
   epochs D*/U_D, the loss, and the local exponents d log N*/d log C and d log N*/d log U_D;
 - :func:`loss_draws`: the loss of planned runs under every draw;
 - :func:`allocation_table`: N*, D* and D*/N* of a fit at given budgets with 95% bands over draws
-  (:func:`interval95`);
-- :func:`band`: median and central interval over draws.
+  (:func:`jaxscale.core.intervals.interval`).
 """
 
 from __future__ import annotations
 
-import warnings
 from functools import partial
 from typing import NamedTuple
 
@@ -29,8 +26,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from jaxscale.core.intervals import interval
 from jaxscale.core.numerics import float64
 from jaxscale.core.validation import check_positive
+from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
 from jaxscale.optimum import solver as optimal
 
@@ -44,14 +43,12 @@ class OptimalAllocation(NamedTuple):
     loss: np.ndarray
 
 
-class Band(NamedTuple):
-    median: np.ndarray
-    lo: np.ndarray
-    hi: np.ndarray
-
-
 def _numpy(tree):
     return jax.tree.map(np.asarray, tree)
+
+
+def _float64(params: NamedTuple) -> NamedTuple:
+    return jax.tree.map(lambda v: jnp.asarray(v, jnp.float64), params)
 
 
 def check_nd(law: Law, held: tuple[str, ...] = ()) -> None:
@@ -63,19 +60,6 @@ def check_nd(law: Law, held: tuple[str, ...] = ()) -> None:
         *first, last = ("N", "D", *held)
         raise ValueError(f"compute-optimal allocation needs a law of {', '.join(first)} and {last}; "
                          f"{law.name} is of {law.inputs}{fix}")
-
-
-@partial(jax.jit, static_argnums=0)
-def _derived_map(law: Law, draws: NamedTuple) -> dict[str, jnp.ndarray]:
-    return jax.vmap(law.derived)(draws)
-
-
-@float64
-def derived_draws(law: Law, draws: NamedTuple) -> dict[str, np.ndarray]:
-    """The law's closed-form derived quantities for every draw ([S] fields), as NumPy float64."""
-    if law.closed_forms is None:
-        return {}
-    return _numpy(_derived_map(law, type(draws)(*(jnp.asarray(v, jnp.float64) for v in draws))))
 
 
 def _allocation(law: Law, params: NamedTuple, c: jnp.ndarray) -> OptimalAllocation:
@@ -98,7 +82,7 @@ def optimal_allocation(law: Law, params: NamedTuple, c: ArrayLike) -> OptimalAll
     check_nd(law)
     check_positive("c", c)
     c = jnp.atleast_1d(jnp.asarray(c, jnp.float64))
-    params = type(params)(*(jnp.asarray(v, jnp.float64) for v in params))
+    params = _float64(params)
     if jnp.ndim(params[0]) == 0:
         return _numpy(_allocation(law, params, c))
     return _numpy(_allocation_map(law, params, c)._replace(c=c))
@@ -149,7 +133,7 @@ def optimal_allocation_given_unique_tokens(law: Law, params: NamedTuple, c: Arra
     check_positive("c", c)
     check_positive("unique_tokens", unique_tokens)
     c = jnp.atleast_1d(jnp.asarray(c, jnp.float64))
-    params = type(params)(*(jnp.asarray(v, jnp.float64) for v in params))
+    params = _float64(params)
     fields = _numpy(_repeated_data_allocation(law, params, c, jnp.asarray(unique_tokens, jnp.float64)))
     return RepeatedDataAllocation(np.asarray(c), float(unique_tokens), *fields)
 
@@ -168,28 +152,7 @@ def loss_draws(law: Law, draws: NamedTuple, *inputs: ArrayLike) -> np.ndarray:
         raise ValueError(f"law {law.name!r} takes {len(law.inputs)} inputs {law.inputs}; got {len(inputs)}")
     for name, x in zip(law.inputs, inputs):
         check_positive(name, x, zero=True)
-    draws = type(draws)(*(jnp.asarray(v, jnp.float64) for v in draws))
-    return np.asarray(_loss_map(law, tuple(jnp.asarray(x, jnp.float64) for x in inputs), draws))
-
-
-def band(draws: ArrayLike, level: float = 0.95) -> Band:
-    """Median and central ``level`` interval over the first (draw) axis."""
-    x = np.asarray(draws)
-    lo, med, hi = np.quantile(x, [(1 - level) / 2, 0.5, (1 + level) / 2], axis=0)
-    return Band(median=med, lo=lo, hi=hi)
-
-
-def interval95(draws: ArrayLike, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """The central 95% interval [2.5%, 97.5%] over the draws (along ``axis``) where the quantity
-    is defined: NaN marks a draw where it is not, and a quantity defined in no draw gets NaN
-    bounds. A bound between two infinite draws is that infinity (interpolating gives NaN)."""
-    x = np.asarray(draws, np.float64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices; inf - inf
-        linear = np.nanpercentile(x, [2.5, 97.5], axis=axis)
-        nearest = np.nanpercentile(x, [2.5, 97.5], axis=axis, method="nearest")
-    bounds = np.where(np.isnan(linear), nearest, linear)
-    return bounds[0], bounds[1]
+    return np.asarray(_loss_map(law, tuple(jnp.asarray(x, jnp.float64) for x in inputs), _float64(draws)))
 
 
 def decades_outside(x: ArrayLike, observed: ArrayLike) -> np.ndarray:
@@ -200,17 +163,17 @@ def decades_outside(x: ArrayLike, observed: ArrayLike) -> np.ndarray:
     return np.maximum(0.0, np.maximum(low - log_x, log_x - high))
 
 
-def allocation_table(law: Law, params: NamedTuple, c: ArrayLike,
-                     draws: NamedTuple | None = None) -> dict[str, np.ndarray]:
+def allocation_table(law: Law, params: NamedTuple, c: ArrayLike, draws: Draws | None = None) -> dict[str, np.ndarray]:
     """N*(C), D*(C) and D*/N* at budgets ``c`` under ``params`` (NaN where the law has no
     optimum: :func:`jaxscale.optimum.solver.optimal_log_n`); with ``draws`` (bootstrap refits or
-    posterior draws), their 95% percentile bands over the draws that have one (keys ``N_lo``,
-    ``N_hi``, ...) and the fraction of draws that have none (``undefined_fraction``)."""
+    posterior draws), their 95% bands over the valid draws that have one (keys ``N_lo``,
+    ``N_hi``, ...; the draws' interval, :meth:`~jaxscale.laws.draws.Draws.interval`) and the
+    fraction of valid draws that have none (``undefined_fraction``)."""
     best = optimal_allocation(law, params, c)
     out = {"C": best.c, "N": best.n, "D": best.d, "tokens_per_param": best.d / best.n}
     if draws is not None:
-        spread = optimal_allocation(law, draws, c)
+        spread = optimal_allocation(law, draws.used, c)
         for key, values in (("N", spread.n), ("D", spread.d), ("tokens_per_param", spread.d / spread.n)):
-            out[f"{key}_lo"], out[f"{key}_hi"] = interval95(values)
+            out[f"{key}_lo"], out[f"{key}_hi"] = interval(values, method=draws.interval_method)
         out["undefined_fraction"] = np.mean(np.isnan(spread.n), axis=0)
     return out

@@ -7,7 +7,8 @@ from typing import Mapping, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from jaxscale.optimum.allocation import OptimalAllocation, band
+from jaxscale.core.intervals import interval
+from jaxscale.optimum.allocation import OptimalAllocation
 from jaxscale.reconciliation.per_draw import ReconciledExponents
 
 #: Values marked on the reconciled-exponent figure (Pearce & Song Eqs. 18-19; Kaplan Eq. 1.7).
@@ -57,9 +58,9 @@ def optimal_bands_figure(bands: OptimalAllocation, level: float = 0.95) -> Figur
         (axes[1], bands.d, r"$D^*(C)$, tokens", True),
         (axes[2], bands.loss, r"$L(N^*, D^*)$", False),
     ):
-        b = band(values, level)
-        ax.fill_between(bands.c, b.lo, b.hi, alpha=0.3, color="tab:blue", label=f"{level:.0%} band")
-        ax.plot(bands.c, b.median, color="tab:blue", label="posterior median")
+        lo, hi = interval(values, level)
+        ax.fill_between(bands.c, lo, hi, alpha=0.3, color="tab:blue", label=f"{level:.0%} band")
+        ax.plot(bands.c, np.nanmedian(values, axis=0), color="tab:blue", label="posterior median")
         ax.set_xscale("log")
         if log_y:
             ax.set_yscale("log")
@@ -80,10 +81,11 @@ def reconciled_exponent_figure(exponents: ReconciledExponents, level: float = 0.
         (ax_ne, exponents.nonembedding, r"Kaplan basis: $N^*_{\setminus E} \propto C_{\setminus E}^{g}$"),
         (ax_t, exponents.total, r"total basis: $N^*_T \propto C_T^{a}$"),
     ):
-        b = band(values, level)
+        lo, hi = interval(values, level)
+        median = np.nanmedian(values)
         ax.hist(values, bins=bins, color="tab:blue", alpha=0.7)
-        ax.axvspan(b.lo, b.hi, color="tab:blue", alpha=0.1, label=f"{level:.0%} interval")
-        ax.axvline(b.median, color="tab:blue", label=f"median {b.median:.3f}")
+        ax.axvspan(lo, hi, color="tab:blue", alpha=0.1, label=f"{level:.0%} interval")
+        ax.axvline(median, color="tab:blue", label=f"median {median:.3f}")
         ax.set_title(title)
         ax.set_xlabel("exponent")
         ax.set_yticks([])

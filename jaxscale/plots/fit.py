@@ -7,8 +7,8 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.figure import Figure
 
-from jaxscale.fitting.allocation_laws import AllocationLaws
 from jaxscale.fitting.approach3 import FitResult
+from jaxscale.fitting.frontier_laws import FrontierLaws
 
 
 def residual_figure(fit: FitResult) -> Figure:
@@ -59,7 +59,7 @@ def isoflop_figure(fit: FitResult, n_budgets: int = 6) -> Figure:
     return fig
 
 
-def allocation_figure(result: AllocationLaws) -> Figure:
+def frontier_laws_figure(result: FrontierLaws) -> Figure:
     """N*(C) and D*(C) points of Approach 1 or 2 with their fitted power laws (points only
     where no law is defined)."""
     fig = Figure(figsize=(7, 5), layout="constrained")

@@ -29,17 +29,18 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxscale.core.intervals import interval
 from jaxscale.core.numerics import float64
-from jaxscale.fitting.allocation_laws import AllocationLaws
 from jaxscale.fitting.approach1 import fit_approach1
 from jaxscale.fitting.approach3 import FitResult, fit_approach3
 from jaxscale.fitting.bootstrap import bootstrap
+from jaxscale.fitting.frontier_laws import FrontierLaws
 from jaxscale.laws import chinchilla, pearce_song
 from jaxscale.optimum import solver as optimal
-from jaxscale.optimum.allocation import band
 from jaxscale.reconciliation.per_draw import reconciled_exponents
 from jaxscale.reconciliation.pipeline import EmbeddingFit, fit_gamma_delta
 from jaxscale.reconciliation.simulate import SimulationConfig, Step4, simulate_step4
@@ -50,8 +51,8 @@ from jaxscale.runs.table import RunsTable, best_per_size_and_tokens, final_check
 class RunsReconciliation:
     """Observed and predicted frontier exponents of one runs table, and what they came from."""
 
-    observed_total: AllocationLaws
-    observed_nonembedding: AllocationLaws
+    observed_total: FrontierLaws
+    observed_nonembedding: FrontierLaws
     embedding: EmbeddingFit
     sizes: tuple[np.ndarray, np.ndarray]  # (N_T, N_\E) of every distinct model of the table
     law: FitResult  # Chinchilla law on the last checkpoints of the tuned runs, total basis
@@ -68,6 +69,13 @@ def model_sizes(table: RunsTable) -> tuple[np.ndarray, np.ndarray]:
     if len(pairs) < 3:
         raise ValueError(f"the table has {len(pairs)} model sizes; fitting N_T = N_E + gamma N_E^delta needs 3")
     return pairs[:, 0], pairs[:, 1]
+
+
+@float64
+def table_embedding(table: RunsTable) -> EmbeddingFit:
+    """Step 1 on the table: gamma, delta of Eq. 7, N_T = N_\\E + gamma N_\\E^delta, fitted to its
+    own model sizes (:func:`model_sizes`), as floats."""
+    return jax.tree.map(float, fit_gamma_delta(*model_sizes(table)))
 
 
 @float64
@@ -98,13 +106,12 @@ def reconcile_runs(table: RunsTable, *, bootstrap_resamples: int = 200, seed: in
     n_total, n_nonembedding = model_sizes(table)
     observed = {basis: fit_approach1(table, basis=basis, bootstrap=bootstrap_resamples, seed=seed)
                 for basis in ("total", "nonembedding")}
-    embedding = EmbeddingFit(*(float(v) for v in fit_gamma_delta(n_total, n_nonembedding)))
+    embedding = table_embedding(table)
     law = fit_approach3(best_per_size_and_tokens(final_checkpoints(table)), law=chinchilla.LAW)
     config = simulation_config(law.params, embedding, n_nonembedding)
     step4 = simulate_step4(law.params, embedding.gamma, embedding.delta, config)
     refits = bootstrap(law, bootstrap_resamples, seed=seed)
-    draws = type(refits.params)(*(v[refits.converged] for v in refits.params))
-    predicted = reconciled_exponents(draws, embedding, config)
+    predicted = reconciled_exponents(refits.parameter_draws.used, embedding, config)
     return RunsReconciliation(
         observed_total=observed["total"], observed_nonembedding=observed["nonembedding"], embedding=embedding,
         sizes=(n_total, n_nonembedding), law=law, config=config, step4=step4,
@@ -113,8 +120,7 @@ def reconcile_runs(table: RunsTable, *, bootstrap_resamples: int = 200, seed: in
 
 
 def _interval(draws: np.ndarray) -> list[float]:
-    b = band(draws)
-    return [float(b.lo), float(b.hi)]
+    return [float(bound) for bound in interval(draws)]
 
 
 def summary(result: RunsReconciliation) -> dict[str, Any]:

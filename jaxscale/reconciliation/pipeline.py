@@ -162,7 +162,7 @@ def _numbers(params: chinchilla.ChinchillaParams, n_total: jnp.ndarray, n_nonemb
 def program_inputs(spec: str) -> tuple[chinchilla.ChinchillaParams, jnp.ndarray, jnp.ndarray]:
     """The array arguments of the Steps 1-4 program for a published parameter set: the law's
     parameters in float64 and Table A9's total and non-embedding sizes (call under x64)."""
-    params = chinchilla.ChinchillaParams(*(jnp.asarray(v, jnp.float64) for v in chinchilla.preset(spec)))
+    params = jax.tree.map(lambda v: jnp.asarray(v, jnp.float64), chinchilla.LAW.published_params(spec))
     return params, table_a9.total_params(), table_a9.nonembedding_params()
 
 
@@ -170,7 +170,7 @@ def program_inputs(spec: str) -> tuple[chinchilla.ChinchillaParams, jnp.ndarray,
 def reconcile_spec(spec: str = "epoch", config: SimulationConfig = DEFAULT_CONFIG,
                    n_check_points: int = 2001) -> Reconciliation:
     """Run Steps 1-4 for a published parameter set (``"epoch"`` or ``"chinchilla"``)."""
-    params = chinchilla.preset(spec)
+    params = chinchilla.LAW.published_params(spec)
     num = jax.tree.map(np.asarray, _numbers(*program_inputs(spec), config, n_check_points))
     g = num.g_autodiff
     peak = int(np.argmax(g))

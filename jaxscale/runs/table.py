@@ -63,7 +63,9 @@ class RunsTable:
     ``frame`` is the source table with the recognised columns renamed to the canonical names
     of :mod:`jaxscale.runs.schema` (other columns kept as they were), D and C (and ``C_\\E`` where
     ``N_\\E`` is known) filled in. ``report`` says what a tracker source held and what was kept
-    (:class:`jaxscale.runs.sources.SourceReport`; None for a table).
+    (:class:`jaxscale.runs.sources.SourceReport`; None for a table). ``source`` names where the
+    rows came from (the file's path, or ``"table"`` for a DataFrame); ``dropped_highest`` counts
+    the highest-loss rows dropped from it (:func:`drop_highest_loss`).
     """
 
     n: np.ndarray
@@ -77,6 +79,8 @@ class RunsTable:
     step: np.ndarray | None = None
     unique_tokens: np.ndarray | None = None
     report: SourceReport | None = None
+    source: str = "table"
+    dropped_highest: int = 0
 
     def __len__(self) -> int:
         return len(self.loss)
@@ -450,6 +454,7 @@ def _validated(frame: pd.DataFrame, where: str, n_col: str | None, d_col: str | 
         run_id=canonical[S.RUN_ID].to_numpy() if has_runs else None,
         step=step,
         unique_tokens=get.get(S.UNIQUE_TOKENS),
+        source=where,
     )
 
 
@@ -491,7 +496,7 @@ def best_per_size_and_tokens(table: RunsTable) -> RunsTable:
 
 def drop_highest_loss(table: RunsTable, k: int) -> RunsTable:
     """The table without its ``k`` highest-loss rows (Besiroglu et al. 2024 drop 5)."""
-    return table.select(without_highest(table.loss, k))
+    return replace(table.select(without_highest(table.loss, k)), dropped_highest=table.dropped_highest + k)
 
 
 def group_index(table: RunsTable, column: str) -> tuple[np.ndarray, tuple[str, ...]]:

@@ -1,5 +1,5 @@
-"""Autodiff sensitivity studies: which parameters, which runs and which of the reconciliation's
-own choices drive a conclusion.
+"""Autodiff sensitivity studies (behind :func:`jaxscale.sensitivity`): which parameters, which
+runs and which of the reconciliation's own choices drive a conclusion.
 
 - :mod:`~jaxscale.sensitivities.elasticity`: d log q / d log theta of positive quantities by
   forward-mode autodiff (through implicit solves);
@@ -9,8 +9,9 @@ own choices drive a conclusion.
   of bootstrap or posterior draws, beside the spread over the draws;
 - :mod:`~jaxscale.sensitivities.influence`: each run's influence on an Approach-3 fit by implicit
   differentiation of its stationarity condition, checked against leave-one-out refits;
-- :mod:`~jaxscale.reconciliation.sensitivity`: the reconciled exponent's derivatives with respect
-  to the law, the embedding relation (gamma, delta) and Kaplan's size window;
-- :mod:`~jaxscale.sensitivities.study`: all of it for one fit or preset, as ``jaxscale
-  sensitivity`` reports it.
+- :mod:`~jaxscale.sensitivities.study`: all of it for a fit, posterior draws or a published
+  parameter set.
+
+The reconciled exponent's derivatives with respect to the law, the embedding relation and
+Kaplan's size window are in :mod:`jaxscale.reconciliation.sensitivity`.
 """

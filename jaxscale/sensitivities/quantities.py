@@ -11,7 +11,7 @@ draws (:func:`evaluate_draws`) and chained with a fit's influence
 - ``L(N, D)``: the loss the law predicts for a planned run;
 - ``a``, ``b``: the law's closed-form allocation exponents where it has them (Chinchilla,
   Hoffmann et al. Eq. 4: a = beta/(alpha+beta), b = alpha/(alpha+beta));
-- ``reconciled exponent``: for the Chinchilla law, Pearce & Song's Kaplan-basis exponent under an
+- ``reconciled exponent``: for the Chinchilla law (:attr:`jaxscale.laws.law.Law.chinchilla_undefined`), Pearce & Song's Kaplan-basis exponent under an
   embedding relation N_T = N_E + gamma N_E^delta, as the smooth
   :func:`jaxscale.reconciliation.simulate.window_exponent` over Kaplan's size window (the Step-4 frontier
   exponent is piecewise constant in the parameters).
@@ -27,7 +27,6 @@ import numpy as np
 
 from jaxscale.core.numerics import as_float64, float64
 from jaxscale.core.validation import check_positive
-from jaxscale.laws import chinchilla
 from jaxscale.laws.law import Law
 from jaxscale.optimum import solver as optimal
 from jaxscale.optimum.allocation import check_nd
@@ -59,8 +58,7 @@ def _exponents(law: Law) -> dict[str, Quantity]:
 
 
 def _reconciled(law: Law, embedding: EmbeddingFit) -> dict[str, Quantity]:
-    if law is not chinchilla.LAW:
-        raise ValueError(f"the reconciled exponent needs the chinchilla law; got {law.name}")
+    law.require_chinchilla("the reconciled exponent")
     check_positive("gamma", embedding.gamma)
     check_positive("delta", embedding.delta)
     return {RECONCILED: lambda p: window_exponent(p, embedding.gamma, embedding.delta)}

@@ -1,6 +1,7 @@
 """One sensitivity study, end to end: what ``jaxscale sensitivity`` reports, as JSON-ready dicts.
 
-For a law fitted to a runs table (or published parameters), three sections:
+For a law fitted to a runs table (:func:`fit_study`), posterior draws (:func:`draws_study`) or a
+published parameter set (:func:`published_study`), three sections:
 
 1. ``quantities``: for each named quantity (:mod:`jaxscale.sensitivities.quantities`), its value
    and elasticities d log q / d log theta_k; with draws of the parameters (bootstrap refits or
@@ -9,9 +10,10 @@ For a law fitted to a runs table (or published parameters), three sections:
 2. ``influence`` (fits only): each run's first-order effect on every quantity by implicit
    differentiation of the fit, the runs ranked by it, and its agreement with exact
    leave-one-out refits (:mod:`jaxscale.sensitivities.influence`);
-3. ``reconciliation`` (Chinchilla law): the reconciled exponent's derivatives with respect to
-   the law, the embedding relation and Kaplan's size window
-   (:mod:`jaxscale.reconciliation.sensitivity`).
+3. ``reconciliation``: the reconciled exponent's derivatives with respect to the law, the
+   embedding relation and Kaplan's size window (:mod:`jaxscale.reconciliation.sensitivity`);
+   None, with ``reconciliation_undefined`` saying why, for a law other than Chinchilla's
+   (:attr:`jaxscale.laws.law.Law.chinchilla_undefined`).
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 
 from jaxscale.fitting.approach3 import FitResult
-from jaxscale.fitting.bootstrap import bootstrap
+from jaxscale.fitting.bootstrap import BootstrapResult, bootstrap
 from jaxscale.laws import chinchilla, pearce_song
+from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
 from jaxscale.reconciliation.pipeline import EmbeddingFit
 from jaxscale.reconciliation.sensitivity import (
@@ -61,7 +64,7 @@ class StudySettings:
 
 def study_quantities(law: Law, settings: StudySettings) -> dict[str, Quantity]:
     """The settings' quantities of ``law`` (the reconciled exponent for the Chinchilla law only)."""
-    embedding = settings.embedding if law is chinchilla.LAW else None
+    embedding = settings.embedding if law.chinchilla_undefined is None else None
     return law_quantities(law, settings.budgets, settings.planned, embedding)
 
 
@@ -128,19 +131,43 @@ def reconciliation_section(params: chinchilla.ChinchillaParams, settings: StudyS
             "gamma": settings.embedding.gamma, "delta": settings.embedding.delta, "knobs": knobs}
 
 
-def preset_study(params: chinchilla.ChinchillaParams, settings: StudySettings = StudySettings()) -> dict[str, Any]:
-    """Elasticities and the reconciliation's sensitivities at published Chinchilla parameters."""
-    quantities = study_quantities(chinchilla.LAW, settings)
+def _reconciliation(law: Law, params: NamedTuple, settings: StudySettings) -> dict[str, Any]:
+    """The ``reconciliation`` section, or None and why it is undefined for ``law``."""
+    if law.chinchilla_undefined is not None:
+        return {"reconciliation": None,
+                "reconciliation_undefined": f"undefined for the {law.name} law: {law.chinchilla_undefined}"}
+    return {"reconciliation": reconciliation_section(params, settings)}
+
+
+def published_study(law: Law, params: NamedTuple, settings: StudySettings = StudySettings()) -> dict[str, Any]:
+    """Elasticities and the reconciliation's sensitivities at a published parameter set of
+    ``law`` (no draws: no delta method; no runs: no influence)."""
+    quantities = study_quantities(law, settings)
     values, e = values_and_elasticities(stacked(quantities), params)
-    return {"law": chinchilla.LAW.name, "params": params._asdict(),
+    return {"law": law.name, "params": params._asdict(),
             "quantities": quantity_section(list(quantities), params, values, e),
-            "reconciliation": reconciliation_section(params, settings)}
+            **_reconciliation(law, params, settings)}
 
 
-def fit_study(fit: FitResult, settings: StudySettings = StudySettings()) -> dict[str, Any]:
-    """All three sections for an Approach-3 fit, the covariance from ``settings.n_bootstrap``
-    bootstrap refits (none when 0). The quantities are evaluated once, vmapped over the
-    jackknife refits, the all-runs refit and the bootstrap refits together."""
+def draws_study(draws: Draws, settings: StudySettings = StudySettings()) -> dict[str, Any]:
+    """The quantities and their elasticities at the median of ``draws`` (e.g. a posterior's),
+    the delta method from the covariance of the valid draws beside the SD over them, and the
+    reconciliation's sensitivities at the median (no runs: no influence)."""
+    params = draws.median()
+    quantities = study_quantities(draws.law, settings)
+    values, e = values_and_elasticities(stacked(quantities), params)
+    log_q = np.log(evaluate_draws(quantities, draws.used))
+    return {"law": draws.law.name, "params": params._asdict(), "draws": {"kind": draws.kind, "count": draws.n_valid},
+            "quantities": quantity_section(list(quantities), params, values, e, draws.used, log_q),
+            **_reconciliation(draws.law, params, settings)}
+
+
+def fit_study(fit: FitResult, settings: StudySettings = StudySettings(),
+              refits: BootstrapResult | None = None) -> dict[str, Any]:
+    """All three sections for an Approach-3 fit, the covariance from bootstrap ``refits`` of it
+    (default: ``settings.n_bootstrap`` refits with ``settings.seed``, none when 0). The
+    quantities are evaluated once, vmapped over the jackknife refits, the all-runs refit and the
+    bootstrap refits together."""
     fit.check_settled("differentiate")
     nonpositive = fit.nonpositive_exponents()
     if nonpositive:
@@ -154,18 +181,17 @@ def fit_study(fit: FitResult, settings: StudySettings = StudySettings()) -> dict
     t0 = time.perf_counter()
     first, jack = infl.influence(fit), infl.jackknife(fit)
     blocks = [jack.vectors, jack.base[None]]
-    if settings.n_bootstrap:
-        boot = bootstrap(fit, settings.n_bootstrap, seed=settings.seed)
-        blocks.append(boot.vectors[boot.converged])
-        out["bootstrap"] = {"resamples": settings.n_bootstrap, "converged": int(boot.converged.sum()),
-                            "seed": settings.seed, "seconds": boot.seconds}
+    if refits is None and settings.n_bootstrap:
+        refits = bootstrap(fit, settings.n_bootstrap, seed=settings.seed)
+    if refits is not None:
+        blocks.append(refits.vectors[refits.converged])
+        out["bootstrap"] = {"resamples": len(refits.converged), "converged": int(refits.converged.sum()),
+                            "seed": refits.seed, "seconds": refits.seconds}
     log_q = np.log(evaluate_draws(quantities, fit.law.from_vector(np.vstack(blocks))))
     n = fit.n_points
     exact = np.where(jack.converged[:, None], log_q[:n] - log_q[n], np.nan)
-    draws = fit.law.from_vector(blocks[2]) if settings.n_bootstrap else None
+    draws = fit.law.from_vector(blocks[2]) if refits is not None else None
     out["quantities"] = quantity_section(names, fit.params, values, e, draws, log_q[n + 1:])
     out["influence"] = influence_section(fit, names, e, first, exact, settings.top)
     out["influence"]["seconds"] = time.perf_counter() - t0
-    if fit.law is chinchilla.LAW:
-        out["reconciliation"] = reconciliation_section(fit.params, settings)
-    return out
+    return out | _reconciliation(fit.law, fit.params, settings)

@@ -252,7 +252,7 @@ def compute_optimal_split(law: Law, params: NamedTuple, budget: float, kappa: fl
 
     check_budget(budget)
     with jax.enable_x64(True):
-        params = type(params)(*(jnp.asarray(v, jnp.float64) for v in params))
+        params = jax.tree.map(lambda v: jnp.asarray(v, jnp.float64), params)
         log_c = jnp.log(6.0 * budget / kappa)
         log_dim, exponent = jax.value_and_grad(lambda y: optimal_log_n(law, params, y))(log_c)
         dim, exponent = math.exp(float(log_dim)), float(exponent)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from jaxscale.cli import main
@@ -39,17 +40,36 @@ def test_bad_table_exits_2_with_one_line(tmp_path, capsys, text, message):
 
 @pytest.mark.parametrize("options, message", [
     (["--drop-highest", "-1"], "--drop-highest must be >= 0"),
-    (["--bootstrap", "1"], "--bootstrap must be 0"),
-    (["--asymmetry", "0"], "--asymmetry must be > 0"),
-    (["--law", "kaplan", "--tied-exponents"], "--tied-exponents"),
+    (["--bootstrap", "1"], "bootstrap must be 0"),
+    (["--asymmetry", "0"], "asymmetry must be > 0"),
+    (["--law", "kaplan", "--likelihood"], "is undefined for the kaplan law: it needs Chinchilla's law"),
+    (["--method", "approach2", "--asymmetry", "2"], "asymmetry apply to approach3, not approach2"),
+    (["--out", "GOOD"], "exists and is not a directory"),
     (["--n-col", "size"], "column 'size' for model size N not found"),
     (["--drop-highest", "3"], "3 runs but the chinchilla law has 5 parameters"),
 ])
 def test_bad_option_exits_2(tmp_path, capsys, options, message):
     path = tmp_path / "runs.csv"
     path.write_text(GOOD)
-    code, _, err = run_cli(capsys, path, "--out", tmp_path / "o", *options)
+    code, _, err = run_cli(capsys, path, "--out", tmp_path / "o", *(path if o == "GOOD" else o for o in options))
     assert code == 2 and message in err
+
+
+def _law_csv(path) -> None:
+    """15 runs of Epoch's law: 5 sizes at 5, 20 and 80 tokens per parameter."""
+    from jaxscale.laws import chinchilla as ch
+
+    n, d = (x.ravel() for x in np.meshgrid(np.geomspace(1e8, 1.6e9, 5), [5.0, 20.0, 80.0]))
+    d = d * n
+    path.write_text("N,D,loss\n" + "".join(f"{a},{b},{float(ch.loss(a, b, ch.EPOCH))}\n" for a, b in zip(n, d)))
+
+
+def test_without_out_no_file_is_written(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _law_csv(tmp_path / "runs.csv")
+    code, out, err = run_cli(capsys, "runs.csv", "--bootstrap", "8", "--json")
+    assert code == 0, err
+    assert "files" not in json.loads(out) and [p.name for p in tmp_path.iterdir()] == ["runs.csv"]
 
 
 def test_missing_file_and_unknown_choice_exit_2_without_traceback(tmp_path):
@@ -86,13 +106,10 @@ def test_the_allocation_says_how_far_it_extrapolates_beyond_the_runs(tmp_path, c
     from jaxscale.optimum.allocation import decades_outside
 
     np.testing.assert_allclose(decades_outside([1e2, 5e3, 1e6, 10.0, np.nan], [1e3, 1e4]), [1, 0, 2, 2, np.nan])
-    from jaxscale.laws import chinchilla as ch
-
-    n, d = (x.ravel() for x in np.meshgrid(np.geomspace(1e8, 1.6e9, 5), [5.0, 20.0, 80.0]))
-    d = d * n
     path = tmp_path / "runs.csv"
-    path.write_text("N,D,loss\n" + "".join(f"{a},{b},{float(ch.loss(a, b, ch.EPOCH))}\n" for a, b in zip(n, d)))
-    code, out, err = run_cli(capsys, path, "--compute", "1e18", "1e24", "--json", "--no-figures")
+    _law_csv(path)
+    n, d = (pd.read_csv(path)[c].to_numpy() for c in ("N", "D"))
+    code, out, err = run_cli(capsys, path, "--compute", "1e18", "1e24", "--json")
     assert code == 0, err
     allocation = json.loads(out)["allocation"]
     np.testing.assert_allclose(allocation["N_decades_outside_runs"], decades_outside(allocation["N"], n))
@@ -127,7 +144,7 @@ def test_approach1_on_a_sweep_table_of_training_curves(tmp_path, capsys):
     from jaxscale.laws import chinchilla as ch
 
     path = _curves_csv(tmp_path, np.geomspace(1e7, 1e11, 30))
-    code, out, err = run_cli(capsys, path, "--method", "approach1", "--json", "--no-figures")
+    code, out, err = run_cli(capsys, path, "--method", "approach1", "--json")
     assert code == 0, err
     result = json.loads(out)
     assert result["a"] == pytest.approx(ch.EPOCH.beta / (ch.EPOCH.alpha + ch.EPOCH.beta), abs=3e-3)
@@ -167,7 +184,7 @@ def test_approach1_frontier_of_too_few_sizes_prints_null_and_warns(tmp_path, cap
         proc.stderr) and ".py:" not in proc.stderr  # one line, without the source file and line
     assert (tmp_path / "o" / "approach1.png").is_file()
     with pytest.warns(UserWarning, match="frontier holds 1 size"):
-        code, out, _ = run_cli(capsys, path, "--method", "approach1", "--no-figures")
+        code, out, _ = run_cli(capsys, path, "--method", "approach1")
     assert code == 0
     assert "a                      undefined (frontier holds 1 size)" in out
 
@@ -178,7 +195,7 @@ def test_approach1_drops_the_highest_losses_once_and_bootstraps(tmp_path, capsys
 
     path = _curves_csv(tmp_path, [1e8, 3e8, 1e9, 3e9, 1e10])
     code, out, err = run_cli(capsys, path, "--method", "approach1", "--drop-highest", "40", "--bootstrap", "50",
-                             "--json", "--no-figures")
+                             "--json")
     assert code == 0, err
     result = json.loads(out)
     expected = fit_approach1(drop_highest_loss(load_runs(path), 40), bootstrap=50)

@@ -20,27 +20,27 @@ def run_cli(*args):
 
 
 def test_reconcile_json_in_fresh_process(tmp_path):
-    proc = run_cli("reconcile", "--spec", "epoch", "--json", "--out", str(tmp_path / "figs"))
+    proc = run_cli("reconcile", "--published", "epoch", "--json", "--out", str(tmp_path / "figs"))
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert REQUIRED_KEYS <= out.keys()
     assert out["exponent_nonembedding"] == pytest.approx(0.78, abs=0.01)
     assert out["max_abs_error_autodiff_vs_eq17"] <= 1e-8
-    assert len(out["figures"]) == 4
-    for path in out["figures"]:
+    assert len(out["files"]) == 4
+    for path in out["files"]:
         with open(path, "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
 
 
 def test_reconcile_table_output(capsys):
-    assert main(["reconcile", "--spec", "chinchilla", "--no-figures"]) == 0
+    assert main(["reconcile", "--published", "chinchilla", "--no-figures"]) == 0
     text = capsys.readouterr().out
-    assert "chinchilla specification" in text and "0.74" in text
+    assert "chinchilla parameters" in text and "0.74" in text
 
 
 @pytest.mark.parametrize(
     "args",
-    [["reconcile", "--spec", "gpt4"], ["reconcile", "--bogus"], ["nonsense"], []],
+    [["reconcile", "--published", "gpt4"], ["reconcile", "--spec", "epoch"], ["reconcile", "--bogus"], ["nonsense"], []],
 )
 def test_bad_options_exit_2_with_one_line(args):
     proc = run_cli(*args)

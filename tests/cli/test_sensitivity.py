@@ -1,4 +1,4 @@
-"""``jaxscale sensitivity``: the preset and table forms, the JSON contract, figures, bad input
+"""``jaxscale sensitivity``: the published and table forms, the JSON contract, figures, bad input
 (exit 2, one line), and on Epoch's runs the acceptance check of the influence against the
 jackknife."""
 
@@ -21,19 +21,24 @@ def run_cli(capsys, *argv):
 
 
 @pytest.mark.parametrize("options, message", [
-    ([], "give a runs table or --preset"),
-    (["RUNS", "--preset", "epoch"], "give a runs table or --preset"),
-    (["--preset", "epoch", "--law", "kaplan"], "--law does not apply"),
-    (["RUNS", "--bootstrap", "1"], "--bootstrap must be 0"),
-    (["RUNS", "--top", "0"], "--top must be >= 1"),
+    ([], "give a runs table or --published NAME"),
+    (["RUNS", "--published", "epoch"], "give a runs table or --published NAME"),
+    (["--published", "epoch", "--law", "kaplan"], "neither a runs file nor a published parameter set of the kaplan"),
+    (["--published", "gpt4"], "(it has published sets ['chinchilla', 'epoch'])"),
+    (["RUNS", "--bootstrap", "1"], "bootstrap must be 0"),
+    (["RUNS", "--top", "0"], "top must be >= 1"),
     (["RUNS", "--law", "kaplan-steps"], "law of N and D"),
-    (["--preset", "epoch", "--compute", "-1"], "budgets must be > 0"),
-    (["--preset", "epoch", "--gamma", "0"], "gamma must be > 0"),
+    (["--published", "epoch", "--compute", "-1"], "argument --compute: must be a finite number > 0, got -1"),
+    (["--published", "epoch", "--gamma", "0"], "gamma must be > 0"),
+    (["RUNS", "--out", "RUNS"], "exists and is not a directory"),
 ])
 def test_bad_input_exits_2_with_one_line(tmp_path, capsys, options, message):
     path = tmp_path / "runs.csv"
     path.write_text(GOOD)
-    code, out, err = run_cli(capsys, *(path if o == "RUNS" else o for o in options))
+    try:
+        code, out, err = run_cli(capsys, *(path if o == "RUNS" else o for o in options))
+    except SystemExit as parser_exit:  # argparse's own errors
+        code, (out, err) = parser_exit.code, capsys.readouterr()
     assert code == 2, err
     assert message in err and len(err.strip().splitlines()) == 1
     assert "Traceback" not in err and out == ""
@@ -47,8 +52,8 @@ def test_help_documents_the_quantities(capsys):
         assert words in out
 
 
-def test_preset_prints_elasticities_and_the_reconciliation(capsys):
-    code, out, _ = run_cli(capsys, "--preset", "epoch", "--json")
+def test_published_set_prints_elasticities_and_the_reconciliation(capsys):
+    code, out, _ = run_cli(capsys, "--published", "epoch", "--json")
     assert code == 0
     numbers = json.loads(out)
     e = numbers["quantities"]["N*(1e+24)"]["elasticities"]
@@ -61,7 +66,15 @@ def test_preset_prints_elasticities_and_the_reconciliation(capsys):
         assert value == pytest.approx(knobs[k]["elasticity"], abs=1e-9), k
     assert knobs["A"]["factor_to_target"] is None  # no first-order reach: JSON null
     assert 0.77 < numbers["reconciliation"]["frontier_exponent"] < 0.78
-    assert "influence" not in numbers
+    assert "influence" not in numbers and numbers["source"] == "published epoch"
+
+
+def test_a_law_without_the_reconciled_exponent_says_why(capsys):
+    code, out, _ = run_cli(capsys, "--published", "kaplan", "--law", "kaplan", "--json")
+    assert code == 0
+    numbers = json.loads(out)
+    assert numbers["reconciliation"] is None and "reconciled exponent" not in numbers["quantities"]
+    assert numbers["reconciliation_undefined"].startswith("undefined for the kaplan law: it needs Chinchilla's law")
 
 
 @pytest.mark.slow

@@ -92,7 +92,7 @@ def test_fit_is_deterministic_and_exact_on_noise_free_data():
 def test_allocation_matches_closed_form_and_bands_cover_it(noisy_fit):
     fit, boot = noisy_fit
     budgets = np.array([1e21, 5.76e23])
-    out = allocation_table(fit.law, fit.params, budgets, boot.params)
+    out = allocation_table(fit.law, fit.params, budgets, boot.parameter_draws)
     with jax.enable_x64(True):
         closed = np.asarray(ch.compute_optimal_n(budgets, fit.params))
     np.testing.assert_allclose(out["N"], closed, rtol=1e-9)

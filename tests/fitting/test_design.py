@@ -14,12 +14,13 @@ import pandas as pd
 import pytest
 
 from jaxscale.cli import main
+from jaxscale.core.intervals import interval
 from jaxscale.fitting.approach3 import fit_approach3
 from jaxscale.fitting.bootstrap import BootstrapResult
 from jaxscale.fitting.design import ROUNDING_SPREAD, check_runs, spread_across_line
 from jaxscale.laws import chinchilla as ch
 from jaxscale.laws import lr_annealing
-from jaxscale.optimum.allocation import interval95, optimal_allocation
+from jaxscale.optimum.allocation import optimal_allocation
 from jaxscale.runs import schema as rs
 from jaxscale.runs.table import from_arrays, load_runs
 from tests.conftest import shared_data_file
@@ -106,7 +107,7 @@ def test_a_negative_exponent_leaves_the_allocation_undefined():
 
 def test_cli_prints_undefined_and_says_why(tmp_path, capsys):
     path = rising_csv(tmp_path)
-    code = main(["fit", str(path), "--no-figures", "--bootstrap", "50", "--json"])
+    code = main(["fit", str(path), "--bootstrap", "50", "--json"])
     out, err = capsys.readouterr()
     assert code == 0, err
     numbers = json.loads(out)
@@ -114,7 +115,7 @@ def test_cli_prints_undefined_and_says_why(tmp_path, capsys):
     assert numbers["a"] is None and numbers["allocation"]["N"] == [None]
     assert "beta <= 0" in numbers["note"]
     assert 0 < numbers["undefined"]["a"] <= 1 and 0 < numbers["allocation"]["undefined_fraction"][0] <= 1
-    code = main(["fit", str(path), "--no-figures"])
+    code = main(["fit", str(path)])
     out = capsys.readouterr().out
     assert code == 0 and "a                      undefined" in out and "allocation.N                       undefined" in out
 
@@ -133,7 +134,7 @@ def test_a_fit_that_runs_a_scale_off_to_infinity_is_reported_and_not_used(capsys
     # Epoch's table less its 240 highest losses: 5 runs for 5 parameters, and the fit runs A off
     # to infinity (alpha with it); that crashed the fit's report, sensitivity and bayes
     table = ["fit", str(shared_data_file("chinchilla_svg_extracted_data.csv")), "--drop-highest", "240"]
-    assert main([*table, "--no-figures", "--json"]) == 0
+    assert main([*table, "--json"]) == 0
     numbers = json.loads(capsys.readouterr().out)
     assert numbers["A"] is None and numbers["a"] is None and numbers["allocation"]["N"] == [None]
     assert "fitted A ran off to infinity on 5 runs" in numbers["note"]
@@ -144,11 +145,11 @@ def test_a_fit_that_runs_a_scale_off_to_infinity_is_reported_and_not_used(capsys
 
 def test_intervals_skip_undefined_draws_and_keep_infinite_bounds():
     draws = np.concatenate([np.arange(1.0, 101.0), [np.nan] * 50])
-    lo, hi = interval95(draws)
+    lo, hi = interval(draws)
     assert (lo, hi) == pytest.approx(tuple(np.percentile(np.arange(1.0, 101.0), [2.5, 97.5])))
-    lo, hi = interval95(np.concatenate([np.arange(1.0, 91.0), [np.inf] * 10]))
+    lo, hi = interval(np.concatenate([np.arange(1.0, 91.0), [np.inf] * 10]))
     assert np.isfinite(lo) and hi == np.inf
-    assert np.isnan(interval95(np.full(5, np.nan))).all()
+    assert np.isnan(interval(np.full(5, np.nan))).all()
 
 
 def test_bootstrap_summaries_count_undefined_resamples():

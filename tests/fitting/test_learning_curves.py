@@ -113,8 +113,8 @@ def test_fit_on_two_schedules_predicts_the_third(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["--fit-runs", "a"], "--fit-runs and --predict go together"),
-    ([], "choose --preset sweep|misfitting"),
-    (["--preset", "sweep", "--decay", "2"], "--decay must be in [0, 1]"),
+    ([], "choose --protocol sweep|misfitting"),
+    (["--protocol", "sweep", "--decay", "2"], "--decay must be in [0, 1]"),
     (["--fit-runs", "11760_constant", "--predict", "nope"], "no run 'nope'"),
 ])
 def test_curve_bad_options_exit_2(tmp_path, capsys, argv, message):
@@ -184,7 +184,7 @@ def test_curve_bootstrap_gives_intervals_and_their_coverage(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "| alpha 95% | finals in 95% |" in out and "moving-block resamples of the fitted checkpoints cover" in out
     assert main([*argv[:-1], "1"]) == 2
-    assert "--bootstrap must be 0 (none) or >= 2" in capsys.readouterr().err
+    assert "bootstrap must be 0 (none) or >= 2" in capsys.readouterr().err
 
 
 @pytest.mark.slow
@@ -225,7 +225,7 @@ def test_named_runs_in_a_table_without_run_identity_are_refused(tmp_path, capsys
 def test_fit_refuses_the_law_without_schedule_areas(tmp_path, capsys):
     path = tmp_path / "runs.csv"
     synthetic_runs().to_csv(path, index=False)
-    assert main(["fit", str(path), "--law", "lr-annealing", "--no-figures"]) == 2
+    assert main(["fit", str(path), "--law", "lr-annealing"]) == 2
     err = capsys.readouterr().err
     assert "reads the schedule areas S1, S2" in err and "jaxscale curve" in err
 
@@ -241,7 +241,7 @@ def test_misfitting_longest_run_predicts_the_shorter_ones(tmp_path, capsys):
     table = pd.read_csv(shared_data_file("misfitting_scaling_results.csv"))
     path = tmp_path / "two_sizes.csv"
     table[table["model"].isin(["misfitting_400m", "misfitting_1b"])].to_csv(path, index=False)
-    code = main(["curve", str(path), "--preset", "misfitting", "--json"])
+    code = main(["curve", str(path), "--protocol", "misfitting", "--json"])
     out, err = capsys.readouterr()
     assert code == 0, err
     numbers = json.loads(out)

@@ -42,4 +42,4 @@ def test_compare_needs_two_laws(tmp_path, capsys):
     assert main(["bayes", str(path), "--compare", "chinchilla"]) == 2
     assert "at least two different laws" in capsys.readouterr().err
     assert main(["bayes", str(path), "--compare", "chinchilla,kaplan", "--laplace"]) == 2
-    assert "--compare samples every law" in capsys.readouterr().err
+    assert "compare samples every law" in capsys.readouterr().err

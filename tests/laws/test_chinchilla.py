@@ -11,9 +11,9 @@ from jaxscale.optimum import solver as optimal
 pytestmark = pytest.mark.usefixtures("x64")
 
 
-def test_presets_are_the_published_values():
-    assert ch.preset("chinchilla") == (406.4, 410.7, 1.6934, 0.3392, 0.2849)
-    assert ch.preset("epoch") == (482.01, 2085.43, 1.8172, 0.3478, 0.3658)
+def test_the_published_sets_are_the_papers_values():
+    assert ch.LAW.published_params("chinchilla") == (406.4, 410.7, 1.6934, 0.3392, 0.2849)
+    assert ch.LAW.published_params("epoch") == (482.01, 2085.43, 1.8172, 0.3478, 0.3658)
 
 
 def test_loss_hand_checked():
@@ -43,7 +43,7 @@ def test_closed_form_optimum_is_stationary_and_on_budget():
 
 @pytest.mark.parametrize("name", ["chinchilla", "epoch"])
 def test_generic_solver_matches_eq14(name):
-    p = ch.preset(name)
+    p = ch.LAW.published_params(name)
     c = jnp.logspace(15, 27, 25)
     np.testing.assert_allclose(optimal.optimal_n(ch.loss, p, c), ch.compute_optimal_n(c, p), rtol=1e-12)
     np.testing.assert_allclose(optimal.optimal_d(ch.loss, p, c), ch.compute_optimal_d(c, p), rtol=1e-12)
@@ -79,7 +79,7 @@ def test_law_is_jit_vmap_grad_able():
         (lambda: ch.loss(1e9, 1e9, ch.EPOCH._replace(alpha=0.0)), "alpha"),
         (lambda: ch.loss(1e9, 1e9, ch.EPOCH._replace(beta=-0.3)), "beta"),
         (lambda: ch.compute_optimal_n(-1.0, ch.EPOCH), "c"),
-        (lambda: ch.preset("kaplan"), "kaplan"),
+        (lambda: ch.LAW.published_params("kaplan"), "kaplan"),
     ],
 )
 def test_invalid_arguments_raise_value_error_naming_them(call, name):

@@ -180,7 +180,7 @@ def test_the_law_needs_its_unique_tokens_held_fixed(tmp_path):
     runs = tmp_path / "runs.csv"
     runs.write_text("params,tokens,loss\n" + "".join(f"{n},{d},{3 - 0.1 * i}\n" for i, (n, d) in enumerate(
         [(1e8, 1e10), (1e9, 1e10), (1e8, 1e11), (1e9, 1e11), (1e10, 1e11), (1e10, 1e12), (1e9, 1e12), (1e8, 1e12)])))
-    assert _cli(["fit", str(runs), "--law", "data-constrained", "--no-figures"], status=2)[1] == (
+    assert _cli(["fit", str(runs), "--law", "data-constrained"], status=2)[1] == (
         "jaxscale fit: error: this law needs U_D for every run: a column 'unique_tokens' (or u_d, unique_data) "
         "in the runs table\n")
 
@@ -193,8 +193,8 @@ def _cli(argv, status=0):
 
 
 def test_allocate_command(tmp_path):
-    plot = tmp_path / "allocate.png"
-    out, _ = _cli(["allocate", "--compute", "1e21", "1e23", "--unique-tokens", "1e11", "--json", "--plot", str(plot)])
+    out, _ = _cli(["allocate", "--compute", "1e21", "1e23", "--unique-tokens", "1e11", "--json", "--out", str(tmp_path)])
+    plot = tmp_path / "allocation.png"
     result = json.loads(out)
     best = optimal_allocation_given_unique_tokens(LAW, MUENNIGHOFF, [1e21, 1e23], 1e11)
     fresh = optimal_allocation(chinchilla.LAW, base_params(MUENNIGHOFF), [1e21, 1e23])
@@ -205,20 +205,32 @@ def test_allocate_command(tmp_path):
     many = result["budgets"][1]
     assert many["data_constrained"]["epochs"] > many["chinchilla"]["epochs"] > 1
     assert many["data_constrained"]["loss"] < many["chinchilla"]["loss_on_unique_tokens"]
-    assert plot.stat().st_size > 10_000
+    assert plot.stat().st_size > 10_000 and result["files"] == [str(plot)]
     text, _ = _cli(["allocate", "--compute", "1e23", "--unique-tokens", "1e11"])
     assert "epochs of U_D" in text and f"{best.epochs[1]:.3g}" in text
 
 
+def test_allocate_any_law_at_a_published_set():
+    out, _ = _cli(["allocate", "--law", "chinchilla", "--published", "epoch", "--compute", "1e24", "--json"])
+    result = json.loads(out)
+    fresh = optimal_allocation(chinchilla.LAW, chinchilla.EPOCH, [1e24])
+    assert result["source"] == "published epoch" and result["N"][0] == pytest.approx(fresh.n[0], rel=1e-12)
+    assert result["tokens_per_param"][0] == pytest.approx(fresh.d[0] / fresh.n[0], rel=1e-12)
+
+
 @pytest.mark.parametrize("argv, message", [
-    (["--compute", "1e22", "--unique-tokens", "-1"], "--unique-tokens must be > 0; got -1.0"),
-    (["--compute", "1e22", "0", "--unique-tokens", "1e9"], "--compute must be > 0; got 0.0 at index (1,)"),
-    (["--compute", "1e22", "--unique-tokens", "1e9", "--r-star-d", "nan"], "--r-star-d must be finite"),
-    (["--compute", "1e22", "--unique-tokens", "1e9", "--plot", "/no/such/dir/a.png"], "--plot /no/such/dir/a.png"),
-    (["--compute", "1e22", "--unique-tokens", "1e9", "--plot", "/"], "--plot / is a directory: name the figure's file"),
-    (["--compute", "1e22", "--unique-tokens", "lots"], "argument --unique-tokens: invalid float value: 'lots'"),
+    (["--compute", "1e22", "--unique-tokens", "-1"], "argument --unique-tokens: must be a finite number > 0, got -1"),
+    (["--compute", "1e22", "0", "--unique-tokens", "1e9"], "argument --compute: must be a finite number > 0, got 0"),
+    (["--compute", "1e22", "--unique-tokens", "1e9", "--r-star-d", "nan"], "argument --r-star-d: must be a finite"),
+    (["--compute", "1e22", "--unique-tokens", "1e9", "--out", "FILE"], "exists and is not a directory"),
+    (["--compute", "1e22", "--unique-tokens", "lots"], "argument --unique-tokens: invalid number: 'lots'"),
+    (["--compute", "1e22"], "the data-constrained law needs unique_tokens"),
+    (["--compute", "1e22", "--unique-tokens", "1e9", "--published", "gpt4"], "no published parameter set 'gpt4'"),
+    (["--compute", "1e22", "--unique-tokens", "1e9", "--law", "chinchilla"], "unique_tokens applies to a law of (N, D"),
 ])
-def test_allocate_rejects_bad_input(argv, message):
+def test_allocate_rejects_bad_input(argv, message, tmp_path):
+    (tmp_path / "file").write_text("x")
+    argv = [str(tmp_path / "file") if a == "FILE" else a for a in argv]
     with contextlib.redirect_stderr(io.StringIO()) as err:
         try:
             status = main(["allocate", *argv])
@@ -243,5 +255,5 @@ def test_fit_recovers_the_law_from_runs_that_repeat_their_data(tmp_path):
     _repeated_data_runs(truth).to_csv(path, index=False)
     fit = fit_approach3(load_runs(path), law=LAW)
     np.testing.assert_allclose(np.array(fit.params), np.array(truth), rtol=1e-3)
-    out, _ = _cli(["fit", str(path), "--law", "data-constrained", "--no-figures", "--json"])
+    out, _ = _cli(["fit", str(path), "--law", "data-constrained", "--json"])
     assert json.loads(out)["R_D_star"] == pytest.approx(truth.R_D_star, rel=1e-3)

@@ -53,7 +53,7 @@ def _cli_json(argv):
 
 
 def test_fit_command_recovers_the_law(tmp_path):
-    result = _cli_json(["fit", str(_runs_csv(tmp_path)), "--law", "kaplan-irreducible", "--json", "--no-figures"])
+    result = _cli_json(["fit", str(_runs_csv(tmp_path)), "--law", "kaplan-irreducible", "--json"])
     assert result["law"] == "kaplan-irreducible"
     for name, value in TRUTH._asdict().items():
         assert result[name] == pytest.approx(value, rel=1e-4), name
@@ -66,7 +66,8 @@ def test_bayes_command_covers_the_truth(tmp_path):
     for name, value in TRUTH._asdict().items():
         lo, hi = result["posterior"][name]["hdi95"]
         assert lo <= value <= hi, (name, lo, hi)
-    assert "reconciled_exponent" not in result
+    assert result["reconciled_exponent"] is None and "undefined for the kaplan-irreducible law" in (
+        result["reconciled_exponent_undefined"])
 
 
 def test_compute_optimal_size_is_the_grid_minimum():

@@ -58,7 +58,7 @@ def test_eq7_recovers_exact_synthetic_relation():
 
 @pytest.mark.parametrize("spec", ["epoch", "chinchilla"])
 def test_autodiff_local_exponent_equals_eq17(spec):
-    p = ch.preset(spec)
+    p = ch.LAW.published_params(spec)
     q = r.with_embedding(p, r.GAMMA_PAPER)
     g_autodiff = optimal.local_exponent_at_n(r.loss, q, N_RANGE)
     g_paper = 1 / paper_eq17_inverse_g(N_RANGE, r.GAMMA_PAPER, p.alpha, p.beta)
@@ -70,7 +70,7 @@ def test_autodiff_local_exponent_equals_eq17(spec):
 
 @pytest.mark.parametrize("spec", ["epoch", "chinchilla"])
 def test_generic_solver_equals_corrected_eq16(spec):
-    p = ch.preset(spec)
+    p = ch.LAW.published_params(spec)
     q = r.with_embedding(p, r.GAMMA_PAPER)
     log_c = optimal.optimal_log_compute(r.loss, q, jnp.log(N_RANGE))
     np.testing.assert_allclose(log_c, jnp.log(corrected_eq16(N_RANGE, r.GAMMA_PAPER, p)), atol=1e-10)
@@ -88,7 +88,7 @@ def test_general_delta_forms_agree_with_autodiff():
 
 @pytest.mark.parametrize("spec", ["epoch", "chinchilla"])
 def test_limits_of_g(spec):
-    p = ch.preset(spec)
+    p = ch.LAW.published_params(spec)
     q = r.with_embedding(p, r.GAMMA_PAPER)
     g = optimal.local_exponent_at_n(r.loss, q, jnp.array([1e-12, 1e32]))
     assert float(r.limit_small(q)) == pytest.approx(p.beta / (p.alpha / 3 + p.beta), abs=1e-15)

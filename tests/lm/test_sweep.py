@@ -210,7 +210,7 @@ def test_smoke_runs_table_has_the_canonical_columns_and_loads_into_fit(smoke):
     assert table.frame[rs.COMPUTE_NONEMBEDDING].dtype == np.float64
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
-        assert main(["fit", summary["runs_table"], "--method", "approach1", "--json", "--no-figures"]) == 0
+        assert main(["fit", summary["runs_table"], "--method", "approach1", "--json"]) == 0
     assert json.loads(buffer.getvalue())["n_points"] > 0
 
 

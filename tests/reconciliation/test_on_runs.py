@@ -65,17 +65,17 @@ def test_prediction_matches_the_observed_exponents_of_a_table_from_the_law(resul
 def test_reconcile_command_on_a_table(tmp_path, capsys):
     path = tmp_path / "sweep.csv"
     sweep_table().to_csv(path, index=False)
-    argv = ["reconcile", "--runs", str(path), "--run-by", ",".join(RUN_BY), "--bootstrap", "20",
+    argv = ["reconcile", str(path), "--run-by", ",".join(RUN_BY), "--bootstrap", "20",
             "--out", str(tmp_path / "f")]
     assert main([*argv, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(out["observed"]) == {"total", "nonembedding", "shift"} and out["models"] == 8
-    assert {p.split("/")[-1] for p in out["figures"]} == {"fig1_embedding_fit_runs.png", "fig4_frontier_runs.png"}
+    assert {p.split("/")[-1] for p in out["files"]} == {"fig1_embedding_fit_runs.png", "fig4_frontier_runs.png"}
     sweep_table().drop(columns=["N_no_emb"]).to_csv(path, index=False)
     assert main(argv) == 2
     assert "non-embedding size column" in capsys.readouterr().err
     sweep_table().to_csv(path, index=False)
-    assert main(["reconcile", "--runs", str(path)]) == 2
+    assert main(["reconcile", str(path)]) == 2
     assert "run identity: a run_id column, or --run-by COLS" in capsys.readouterr().err
 
 

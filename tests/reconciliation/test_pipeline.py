@@ -24,7 +24,7 @@ def test_nonembedding_exponent_reproduces_paper(result):
 
 
 def test_total_basis_exponent_is_near_chinchilla(result):
-    p = ch.preset(result.spec)
+    p = ch.PUBLISHED[result.spec]
     assert result.exponent_total_analytic == pytest.approx(p.beta / (p.alpha + p.beta), abs=1e-12)
     assert result.exponent_total == pytest.approx(result.exponent_total_analytic, abs=0.01)
 
@@ -36,7 +36,7 @@ def test_autodiff_agrees_with_closed_forms(result):
 
 
 def test_limits_and_gamma(result):
-    p = ch.preset(result.spec)
+    p = ch.PUBLISHED[result.spec]
     assert result.limit_small == pytest.approx(p.beta / (p.alpha / 3 + p.beta), abs=1e-6)
     assert result.limit_large == pytest.approx(p.beta / (p.alpha + p.beta), abs=1e-6)
     assert result.g_autodiff[0] == pytest.approx(result.limit_small, abs=2e-3)  # N = 100: near the small limit

@@ -75,7 +75,7 @@ def test_losses_in_another_unit_draw_a_warning():
 def test_binary_file_is_named(tmp_path, capsys):
     path = tmp_path / "runs.csv"
     path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
-    assert main(["fit", str(path), "--no-figures"]) == 2
+    assert main(["fit", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"{path}: a binary file" in err and "Traceback" not in err
 
@@ -89,7 +89,7 @@ def test_binary_file_is_named(tmp_path, capsys):
 def test_new_table_options_exit_2_with_one_line(tmp_path, capsys, options, message):
     path = tmp_path / "runs.csv"
     checkpoint_table().to_csv(path, index=False)
-    assert main(["fit", str(path), "--no-figures", *options]) == 2
+    assert main(["fit", str(path), *options]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
 
@@ -97,7 +97,7 @@ def test_new_table_options_exit_2_with_one_line(tmp_path, capsys, options, messa
 def test_nonembedding_basis_needs_its_column(tmp_path, capsys):
     path = tmp_path / "runs.csv"
     checkpoint_table().drop(columns=["N_no_emb"]).to_csv(path, index=False)
-    assert main(["fit", str(path), "--no-figures", "--basis", "nonembedding"]) == 2
+    assert main(["fit", str(path), "--basis", "nonembedding"]) == 2
     assert "non-embedding basis" in capsys.readouterr().err
 
 
@@ -145,6 +145,6 @@ def test_approach2_reports_every_slice_with_its_status(tmp_path, capsys):
     assert fit_approach2(one_sided).slices[-1].status == "outside"  # sampled only above its optimum
     path = tmp_path / "iso.csv"
     table.frame.to_csv(path, index=False)
-    assert main(["fit", str(path), "--method", "approach2", "--bootstrap", "100", "--json", "--no-figures"]) == 0
+    assert main(["fit", str(path), "--method", "approach2", "--bootstrap", "100", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert len(out["slices"]) == 9 and out["ci95"]["a"][0] < out["a"] < out["ci95"]["a"][1]

@@ -38,7 +38,7 @@ def four_ways(tmp_path_factory):
 def _fit(source) -> dict:
     out = io.StringIO()
     with redirect_stdout(out):
-        assert main(["fit", str(source), "--final-only", "--json", "--no-figures"]) == 0
+        assert main(["fit", str(source), "--final-only", "--json"]) == 0
     return json.loads(out.getvalue())
 
 
@@ -111,7 +111,7 @@ def test_restart_nan_and_a_run_without_size_are_named_and_the_rest_fitted(tmp_pa
     assert restarted == pytest.approx(dict(runs[name_restart][1][8:])[1200])  # the later segment's final loss
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert main(["fit", str(root), "--final-only", "--json", "--no-figures"]) == 0
+        assert main(["fit", str(root), "--final-only", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["n_points"] == 11
     for name in (name_restart, name_nan, name_nosize):
         assert any(name in str(w.message) for w in caught)

@@ -52,7 +52,7 @@ def test_quantities_need_a_law_of_n_and_d_and_the_reconciled_exponent_chinchilla
 
     with pytest.raises(ValueError, match="law of N and D"):
         law_quantities(law_by_name("kaplan-steps"), BUDGETS)
-    with pytest.raises(ValueError, match="needs the chinchilla law"):
+    with pytest.raises(ValueError, match="the reconciled exponent is undefined for the chinchilla-tied law"):
         law_quantities(chinchilla.TIED, BUDGETS, embedding=EmbeddingFit(47491.0, 1 / 3))
     with pytest.raises(ValueError, match="budgets must be > 0"):
         law_quantities(chinchilla.LAW, (-1.0,))

@@ -116,14 +116,14 @@ def test_figures_draw_the_grid_and_frontier():
 
 
 def test_cli_published_fits_table2(tmp_path, capsys):
-    assert main(["word2vec", "scaling", "--published", "--out", str(tmp_path), "--json"]) == 0
+    assert main(["word2vec", "scaling", "--published", "mikolov-2013a", "--out", str(tmp_path), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["law"] == "kaplan" and set(report["fits"]) == {"kaplan", "chinchilla"}
     assert len(report["rows"]) == 24
     assert {p.name for p in tmp_path.iterdir()} == {"report.json", "accuracy_grid.png", "frontier.png"}
 
 
-@pytest.mark.parametrize("args", [[], ["corpus.txt", "--published"]])
+@pytest.mark.parametrize("args", [[], ["corpus.txt", "--published", "mikolov-2013a"]])
 def test_cli_needs_corpus_or_published(tmp_path, capsys, args):
     assert main(["word2vec", "scaling", *args, "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
@@ -133,7 +133,7 @@ def test_cli_needs_corpus_or_published(tmp_path, capsys, args):
 @pytest.mark.parametrize("budget", ["0", "-5", "nan", "inf"])
 def test_cli_refuses_a_budget_that_is_not_a_positive_number(tmp_path, capsys, budget):
     # checked before anything trains; the published study printed d* = nan for these
-    for args in (["--published"], [str(tmp_path / "never-read.txt")]):
+    for args in (["--published", "mikolov-2013a"], [str(tmp_path / "never-read.txt")]):
         assert main(["word2vec", "scaling", *args, "--out", str(tmp_path), "--budget", budget]) == 2
         assert "the budget must be a finite number > 0" in capsys.readouterr().err
 

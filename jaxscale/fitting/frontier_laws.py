@@ -1,10 +1,11 @@
-"""Power laws of the compute-optimal allocation, N*(C) = k_N C^a and D*(C) = k_D C^b,
-from points (C, N*) found by Approaches 1 and 2 of Hoffmann et al. (2022).
+"""Power laws of the compute-efficient frontier, N*(C) = k_N C^a and D*(C) = k_D C^b, fitted
+to its points (C, N*) found by Approaches 1 and 2 of Hoffmann et al. (2022).
 
 With D* = C / (6 N*) (Pearce & Song 2024, Eq. 3), least squares in log space gives a + b = 1
 exactly. Intervals are the 2.5-97.5 percentiles of a and b over bootstrap resamples of the
 points: each resample is a vector of multinomial counts over the points, used as weights of
-the same least-squares fit, and all resamples are refitted in one ``vmap``.
+the same least-squares fit, and all resamples are refitted in one ``vmap``. (A law's own
+compute-optimal allocation, from its parameters, is :mod:`jaxscale.optimum.allocation`.)
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxscale.core.intervals import interval
 from jaxscale.core.power_law import PowerLaw, fit_power_law
 
 Interval = tuple[float, float]
 
 
 @dataclass(frozen=True)
-class AllocationLaws:
+class FrontierLaws:
     """Optimal points (C, N*, loss at N*) and the power laws fitted to them.
 
     ``a``, ``b`` and the coefficients are None where no law is defined (an Approach-1 frontier
@@ -79,13 +81,18 @@ def percentile_intervals(c: jnp.ndarray, n_opt: jnp.ndarray, resamples: int, see
         return n_law.exponent, d_law.exponent
 
     a, b = jax.vmap(exponents)(jnp.asarray(counts, jnp.float64))
-    a_lo, a_hi = np.nanpercentile(np.asarray(a), [2.5, 97.5])
-    b_lo, b_hi = np.nanpercentile(np.asarray(b), [2.5, 97.5])
-    return (float(a_lo), float(a_hi)), (float(b_lo), float(b_hi))
+    return exponent_interval(a), exponent_interval(b)
 
 
-def allocation_laws(method: str, c: np.ndarray, n_opt: np.ndarray, loss: np.ndarray, started: float,
-                    *, bootstrap: int = 0, seed: int = 0) -> AllocationLaws:
+def exponent_interval(draws: jnp.ndarray) -> Interval:
+    """The 95% percentile interval of an exponent over resamples where it is defined
+    (:func:`jaxscale.core.intervals.interval`), as floats."""
+    lo, hi = interval(np.asarray(draws))
+    return float(lo), float(hi)
+
+
+def fit_frontier_laws(method: str, c: np.ndarray, n_opt: np.ndarray, loss: np.ndarray, started: float,
+                    *, bootstrap: int = 0, seed: int = 0) -> FrontierLaws:
     """Fit N* = k_N C^a and D* = k_D C^b to the points, with percentile intervals over
     ``bootstrap`` resamples (none if 0); ``started`` is the ``time.perf_counter()`` of the fit's start."""
     if len(c) < 2:
@@ -94,7 +101,7 @@ def allocation_laws(method: str, c: np.ndarray, n_opt: np.ndarray, loss: np.ndar
     c64, n64 = jnp.asarray(c, jnp.float64), jnp.asarray(n_opt, jnp.float64)
     n_law, d_law = power_laws(c64, n64)
     a_interval, b_interval = percentile_intervals(c64, n64, bootstrap, seed) if bootstrap else (None, None)
-    return AllocationLaws(
+    return FrontierLaws(
         method=method, c=c, n_opt=n_opt, loss=loss, seconds=time.perf_counter() - started,
         a=float(n_law.exponent), n_coefficient=float(n_law.coefficient),
         b=float(d_law.exponent), d_coefficient=float(d_law.coefficient),

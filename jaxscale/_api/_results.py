@@ -1,0 +1,107 @@
+"""What every result of a verb shares: a summary table, its JSON, its figures, a readable repr.
+
+A result is a frozen dataclass of what the verb computed. :meth:`Result.to_dict` is the JSON
+object ``jaxscale COMMAND --json`` prints (one source for both); :meth:`Result.summary` a
+DataFrame with the columns quantity, estimate, lower, upper (95% intervals, NaN where there are
+none) and more where useful; :meth:`Result.plot` the figures the command writes into
+``--out``, as :class:`Figures`; :meth:`Result.save` writes them and the result's data files.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import io
+import math
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from jaxscale.support.json_native import json_native
+
+#: Resolution of every saved figure.
+DPI = 110
+#: The columns every summary starts with.
+COLUMNS = ("quantity", "estimate", "lower", "upper")
+
+
+class Figures(dict):
+    """Figures by name (the file stem :meth:`save` writes), shown as images in a notebook."""
+
+    def save(self, directory: str | Path, dpi: int = DPI) -> list[Path]:
+        """Write every figure as ``directory/NAME.png`` (the directory is made if needed)."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for name, figure in self.items():
+            paths.append(directory / f"{name}.png")
+            figure.savefig(paths[-1], dpi=dpi)
+        return paths
+
+    def _repr_html_(self) -> str:
+        parts = []
+        for name, figure in self.items():
+            buffer = io.BytesIO()
+            figure.savefig(buffer, format="png", dpi=80)
+            image = base64.b64encode(buffer.getvalue()).decode("ascii")
+            parts.append(f"<figure><img src='data:image/png;base64,{image}'/><figcaption>{name}</figcaption></figure>")
+        return "".join(parts)
+
+
+def rows(entries: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    """A summary table of ``entries`` (dicts with the keys of :data:`COLUMNS` and more; a missing
+    or None number is NaN)."""
+    frame = pd.DataFrame(list(entries))
+    for column in COLUMNS[1:]:
+        frame[column] = pd.to_numeric(frame[column], errors="coerce") if column in frame else math.nan
+    return frame[[*COLUMNS, *(c for c in frame.columns if c not in COLUMNS)]]
+
+
+def bounds(pair: Any) -> dict[str, float]:
+    """``lower`` and ``upper`` of an interval given as a pair (None or a null bound: NaN)."""
+    lo, hi = (None, None) if pair is None else pair
+    return {"lower": math.nan if lo is None else lo, "upper": math.nan if hi is None else hi}
+
+
+class Result:
+    """The shared behaviour of every verb's result (the verbs' frozen dataclasses subclass it)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of ``jaxscale COMMAND --json`` (JSON-native: NaN and inf are None; a
+        new object at each call)."""
+        return json_native(self._numbers)
+
+    @functools.cached_property
+    def _numbers(self) -> dict[str, Any]:
+        """The report, assembled once (:meth:`_report`)."""
+        return self._report()
+
+    def _report(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def summary(self) -> pd.DataFrame:
+        """The headline numbers: one row per quantity, columns quantity, estimate, lower, upper
+        (the 95% interval; NaN where there is none) and more where useful."""
+        raise NotImplementedError
+
+    def plot(self) -> Figures:
+        """The figures ``jaxscale COMMAND --out DIR`` writes, by name."""
+        return Figures()
+
+    def save(self, directory: str | Path) -> list[str]:
+        """Write :meth:`plot`'s figures and the result's data files into ``directory``; their paths."""
+        paths = self.plot().save(directory)
+        return [str(p) for p in [*paths, *self._data_files(Path(directory))]]
+
+    def _data_files(self, directory: Path) -> list[Path]:
+        return []
+
+    def _title(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"{self._title()}\n{self.summary().to_string(index=False)}"
+
+    def _repr_html_(self) -> str:
+        return f"<p><b>{self._title()}</b></p>{self.summary().to_html(index=False, na_rep='')}"

@@ -1,0 +1,210 @@
+"""``allocate``: the compute-optimal model size and tokens of a law, a fit or a posterior; with a
+budget of unique tokens, the data-constrained optimum (Muennighoff et al. 2023) beside Chinchilla's."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from jaxscale._api._results import Figures, Result, rows
+from jaxscale._api.bayes import Posterior
+from jaxscale._api.fit import FitReport
+from jaxscale.core.numerics import float64
+from jaxscale.laws.draws import Draws
+from jaxscale.laws.law import Law
+
+
+@dataclass(frozen=True, repr=False)
+class Allocation(Result):
+    """N*(C), D*(C) = C/(6 N*) and D*/N* of a law at each budget (Pearce & Song Eq. 11, by the
+    implicit-differentiation solver), with 95% bands over draws where there are draws.
+
+    Attributes:
+        law: the law.
+        params: the parameters at which the optimum is solved (a fit's, the draws' median or
+            a published set).
+        draws: the draws behind the bands, or None.
+        source: what the parameters came from.
+        table: :func:`jaxscale.optimum.allocation.allocation_table`'s columns.
+        seconds: the verb's wall time.
+    """
+
+    law: Law
+    params: Any
+    draws: Draws | None
+    source: str
+    table: dict[str, np.ndarray]
+    seconds: float
+
+    def _report(self) -> dict[str, Any]:
+        return {"law": self.law.name, "source": self.source, "params": self.params._asdict(), **self.table,
+                "seconds": self.seconds}
+
+    def summary(self) -> pd.DataFrame:
+        """N*, D* and D*/N* at every budget, with their 95% bands over the draws."""
+        t, none = self.table, np.full(len(self.table["C"]), np.nan)
+        return rows({"quantity": f"{label}({c:.3g})", "estimate": t[key][i], "lower": t.get(f"{key}_lo", none)[i],
+                     "upper": t.get(f"{key}_hi", none)[i]}
+                    for i, c in enumerate(t["C"])
+                    for key, label in (("N", "N*"), ("D", "D*"), ("tokens_per_param", "D*/N*")))
+
+    def plot(self) -> Figures:
+        """``optimal_bands``: N*(C), D*(C) and the loss there from 1e18 to 1e27 FLOP, the median and
+        95% band over the draws (a line at the parameters without draws)."""
+        import jax
+
+        from jaxscale._api.bayes import BAND_BUDGETS
+        from jaxscale.optimum.allocation import optimal_allocation
+        from jaxscale.plots.bayes import optimal_bands_figure
+
+        params = self.draws.used if self.draws is not None else jax.tree.map(lambda v: np.asarray([v]), self.params)
+        bands = optimal_allocation(self.law, params, np.logspace(*np.log10(BAND_BUDGETS), 40))
+        return Figures(optimal_bands=optimal_bands_figure(bands))
+
+    def _title(self) -> str:
+        return f"Allocation: {self.law.name} law, {self.source}"
+
+
+@dataclass(frozen=True, repr=False)
+class DataConstrainedAllocation(Result):
+    """The compute-optimal run with U_D unique tokens under the data-constrained law of
+    Muennighoff et al. (2023) at each budget, its local exponents, and beside it Chinchilla's
+    answer with unlimited data on the same A, B, E, alpha, beta.
+
+    Attributes:
+        law: the data-constrained law.
+        params: its parameters.
+        published: the name of the published set the parameters came from.
+        best: the optimum with U_D unique tokens.
+        unlimited: Chinchilla's optimum with unlimited data.
+    """
+
+    law: Law
+    params: Any
+    published: str
+    best: Any  # jaxscale.optimum.allocation.RepeatedDataAllocation
+    unlimited: Any  # jaxscale.optimum.allocation.OptimalAllocation
+
+    @float64
+    def _report(self) -> dict[str, Any]:
+        from jaxscale.laws import chinchilla, data_constrained
+
+        best, unlimited, u = self.best, self.unlimited, self.best.unique_tokens
+        base = data_constrained.base_params(self.params)
+        chinchilla_on_u = data_constrained.loss(unlimited.n, unlimited.d, u, self.params)
+        return {
+            "law": self.law.name, "citation": self.law.citation, "base": self.published,
+            "params": self.params._asdict(), "unique_tokens": u,
+            "loss_floor": float(data_constrained.loss_floor(u, self.params)),
+            "budgets": [{
+                "C": best.c[i],
+                "data_constrained": {
+                    "N": best.n[i], "D": best.d[i], "epochs": best.epochs[i], "loss": best.loss[i],
+                    "dlogN_dlogC": best.n_exponent[i], "dlogD_dlogC": 1.0 - best.n_exponent[i],
+                    "dlogN_dlogU": best.n_unique_exponent[i], "dlogD_dlogU": -best.n_unique_exponent[i]},
+                "chinchilla": {
+                    "N": unlimited.n[i], "D": unlimited.d[i], "epochs": unlimited.d[i] / u,
+                    "loss_unlimited_data": unlimited.loss[i], "loss_on_unique_tokens": chinchilla_on_u[i],
+                    "dlogN_dlogC": float(chinchilla.allocation_exponents(base)[0])},
+            } for i in range(len(best.c))],
+        }
+
+    def summary(self) -> pd.DataFrame:
+        """N*, D*, the epochs of U_D and the loss at every budget, data-constrained beside
+        Chinchilla's with unlimited data (no intervals: a published parameter set)."""
+        return rows({"quantity": f"{label}({row['C']:.3g})", "estimate": row["data_constrained"][key],
+                     "chinchilla": row["chinchilla"][other]}
+                    for row in self._numbers["budgets"]
+                    for label, key, other in (("N*", "N", "N"), ("D*", "D", "D"), ("epochs", "epochs", "epochs"),
+                                              ("loss", "loss", "loss_on_unique_tokens")))
+
+    @float64
+    def plot(self) -> Figures:
+        """``allocation``: the loss along each budget against the epochs of U_D, both laws, optima marked."""
+        from jaxscale.laws import chinchilla, data_constrained
+        from jaxscale.plots.allocate import repeated_data_figure
+
+        return Figures(allocation=repeated_data_figure(
+            self.law.given(U_D=self.best.unique_tokens), self.params, chinchilla.LAW,
+            data_constrained.base_params(self.params), self.best, self.unlimited))
+
+    def _title(self) -> str:
+        return f"DataConstrainedAllocation: {self.law.name} law ({self.published}), U_D = {self.best.unique_tokens:.3g}"
+
+
+def allocate(source: FitReport | Posterior | Draws | Law | str, compute: float | Sequence[float],
+             unique_tokens: float | None = None, *, published: str | None = None,
+             params: Mapping[str, float] | None = None) -> Allocation | DataConstrainedAllocation:
+    """The compute-optimal allocation N*(C), D*(C) under C = 6 N D (Pearce & Song Eq. 11).
+
+    Args:
+        source: a :class:`~jaxscale.FitReport` (bands over its bootstrap refits), a
+            :class:`~jaxscale.Posterior` or :class:`~jaxscale.laws.Draws` (at their median, bands
+            over the draws), or a law (name or :class:`~jaxscale.laws.Law`) at a published set.
+        compute: one budget or several (FLOP).
+        unique_tokens: the unique tokens U_D available, for a law of (N, D, U_D) such as
+            ``"data-constrained"`` (Muennighoff et al. 2023): the optimum repeats them as many
+            epochs as it wants.
+        published: the law's published parameter set (default: its first, e.g. ``"muennighoff"``).
+        params: values replacing parameters of the published set, by name (e.g. ``{"R_D_star": 10.0}``).
+
+    Returns:
+        An :class:`Allocation`, or for a law of (N, D, U_D) a :class:`DataConstrainedAllocation`.
+    """
+    from jaxscale.core.validation import check_positive
+    from jaxscale.laws.registry import law_by_name
+
+    start = time.perf_counter()
+    check_positive("compute", compute)
+    budgets = np.atleast_1d(np.asarray(compute, np.float64))
+    if isinstance(source, (str, Law)):
+        law = law_by_name(source)
+        name = published or next(iter(law.published), None)
+        if name is None:
+            raise ValueError(f"the {law.name} law has no published parameter set: allocate a fit or a posterior of it")
+        point = law.published_params(name)._replace(**(params or {}))
+        for key, value in (params or {}).items():
+            check_positive(key, value)
+        if law.inputs[2:] == ("U_D",):
+            if unique_tokens is None:
+                raise ValueError(f"the {law.name} law needs unique_tokens, the unique tokens available")
+            return _data_constrained(law, point, name, budgets, unique_tokens)
+        return _allocation(law, point, None, f"published {name}", budgets, unique_tokens, start)
+    if published is not None or params is not None:
+        raise ValueError("published and params choose a law's parameters: not with a fit, posterior or draws")
+    if isinstance(source, FitReport):
+        return _allocation(source.law, source.params, source.draws, source.fit.runs.source, budgets, unique_tokens,
+                           start)
+    draws = source.draws if isinstance(source, Posterior) else source
+    if not isinstance(draws, Draws):
+        raise ValueError(f"allocate takes a fit, a posterior, draws or a law; got {type(source).__name__}")
+    return _allocation(draws.law, draws.median(), draws, f"median of {draws.n_valid} {draws.kind} draws", budgets,
+                       unique_tokens, start)
+
+
+def _allocation(law: Law, point: Any, draws: Draws | None, source: str, budgets: np.ndarray,
+                unique_tokens: float | None, start: float) -> Allocation:
+    from jaxscale.optimum.allocation import allocation_table
+
+    if unique_tokens is not None:
+        raise ValueError(f"unique_tokens applies to a law of (N, D, U_D) such as data-constrained, not {law.name}")
+    return Allocation(law, point, draws, source, allocation_table(law, point, budgets, draws),
+                      time.perf_counter() - start)
+
+
+@float64
+def _data_constrained(law: Law, params: Any, published: str, budgets: np.ndarray,
+                      unique_tokens: float) -> DataConstrainedAllocation:
+    from jaxscale.laws import chinchilla, data_constrained
+    from jaxscale.optimum.allocation import (
+        optimal_allocation,
+        optimal_allocation_given_unique_tokens,
+    )
+
+    best = optimal_allocation_given_unique_tokens(law, params, budgets, unique_tokens)
+    unlimited = optimal_allocation(chinchilla.LAW, data_constrained.base_params(params), budgets)
+    return DataConstrainedAllocation(law, params, published, best, unlimited)

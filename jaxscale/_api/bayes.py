@@ -1,0 +1,344 @@
+"""``bayes``: the posterior of a law given runs (NUTS or Laplace), of a law per dataset with
+coordinates shared, or of several laws ranked by PSIS-LOO."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from jaxscale._api._results import Figures, Result, bounds, rows
+from jaxscale._api.runs import Runs, as_runs
+from jaxscale.laws.draws import Draws
+from jaxscale.laws.law import Law
+from jaxscale.runs.table import RunsTable
+
+#: Budgets (FLOP) between which the N*(C) and loss bands are drawn.
+BAND_BUDGETS = (1e18, 1e27)
+
+
+def _names(value: str | Sequence[str] | None) -> tuple[str, ...] | None:
+    """Names given as a sequence or as comma-separated text."""
+    if value is None:
+        return None
+    return tuple(v.strip() for v in (value.split(",") if isinstance(value, str) else value) if v.strip())
+
+
+@dataclass(frozen=True, repr=False)
+class Posterior(Result):
+    """The posterior of one law given runs (:mod:`jaxscale.inference.refit`).
+
+    Attributes:
+        fit: the draws (NUTS with its InferenceData and diagnostics, or Laplace).
+        runs: the runs sampled on (without any held out).
+        reconciled: Pearce & Song's reconciled exponent of every draw (Chinchilla law; else None).
+        holdout: errors and predictive coverage on held-out runs, or None.
+        seed: the seed of the sampler and of the predictive draws.
+        seconds: the verb's wall time.
+    """
+
+    fit: Any  # jaxscale.inference.refit.BayesFit
+    runs: RunsTable
+    reconciled: Any  # jaxscale.inference.refit.Reconciled | None
+    holdout: dict[str, Any] | None
+    seed: int
+    seconds: float
+
+    @property
+    def law(self) -> Law:
+        return self.fit.law
+
+    @property
+    def draws(self) -> Draws:
+        """The law's parameters of every draw."""
+        return self.fit.parameter_draws
+
+    def _report(self) -> dict[str, Any]:
+        from jaxscale.inference.refit import report
+
+        numbers = {**report(self.fit, self.runs, self.reconciled), "drop_highest": self.runs.dropped_highest}
+        if self.holdout is not None:
+            numbers["holdout"] = self.holdout
+        return {**numbers, "seconds": self.seconds}
+
+    def summary(self) -> pd.DataFrame:
+        """Each parameter and derived quantity (posterior mean, 95% HDI, SD, R-hat, bulk ESS), the
+        noise scale sigma and the reconciled exponents (posterior median, 95% HDI)."""
+        numbers = self._numbers
+        entries = [{"quantity": name, "estimate": s["mean"], **bounds(s["hdi95"]), "sd": s["sd"], "r_hat": s["r_hat"],
+                    "ess_bulk": s["ess_bulk"]} for name, s in numbers["posterior"].items()]
+        for key in ("sigma", "reconciled_exponent", "total_exponent"):
+            if numbers.get(key) is not None:
+                entries.append({"quantity": key, "estimate": numbers[key]["median"], **bounds(numbers[key]["hdi95"])})
+        return rows(entries)
+
+    def plot(self) -> Figures:
+        """``corner`` (the parameters' joint posterior), ``optimal_bands`` (N*(C), D*(C) and the
+        loss there, for a law of (N, D)) and ``reconciled_exponent`` (where there is one)."""
+        from jaxscale.optimum.allocation import optimal_allocation
+        from jaxscale.plots import bayes as plots
+
+        scales = [f for f, log in zip(self.law.param_names, self.law.log_scale) if log and f != "E"]
+        figures = Figures(corner=plots.corner_figure(self.fit.draws, names=self.law.param_names, log_scale=scales,
+                                                     law=self.law.name))
+        if self.law.inputs == ("N", "D"):
+            bands = optimal_allocation(self.law, self.fit.params, np.logspace(*np.log10(BAND_BUDGETS), 40))
+            figures["optimal_bands"] = plots.optimal_bands_figure(bands)
+        if self.reconciled is not None:
+            figures["reconciled_exponent"] = plots.reconciled_exponent_figure(self.reconciled.exponents)
+        return figures
+
+    def _data_files(self, directory: Path) -> list[Path]:
+        from jaxscale.inference.diagnostics import save_netcdf
+
+        return [] if self.fit.idata is None else [Path(save_netcdf(self.fit.idata, directory / "posterior.nc"))]
+
+    def _title(self) -> str:
+        return f"Posterior ({self.fit.method}): {self.law.name} law on {len(self.runs)} runs"
+
+
+def _predictive_figures(fits: Mapping[str, Any], runs: RunsTable, seed: int) -> Figures:
+    """A posterior predictive figure per fit (90% intervals of every run's loss)."""
+    from jaxscale.inference.diagnostics import posterior_predictive
+    from jaxscale.plots.bayes import predictive_figure
+
+    figures = Figures()
+    for name, fit in fits.items():
+        params, sigma = fit.row_params()
+        replicas = np.exp(posterior_predictive(fit.law, params, sigma, fit.df, runs.law_inputs(fit.law.inputs), seed))
+        lo, median, hi = np.quantile(replicas, [0.05, 0.5, 0.95], axis=0)
+        figures[f"predictive_{_slug(name)}"] = predictive_figure(runs.loss, median, lo, hi, name)
+    return figures
+
+
+def _slug(name: str) -> str:
+    return name.replace(" ", "_").replace(",", "-")
+
+
+def _grouped_netcdf(fits: Mapping[str, Any], directory: Path) -> list[Path]:
+    """The InferenceData (netCDF) of every grouped fit."""
+    from jaxscale.inference.diagnostics import save_netcdf
+    from jaxscale.inference.grouped import GroupedFit
+
+    return [Path(save_netcdf(fit.idata, directory / f"posterior_{_slug(name)}.nc"))
+            for name, fit in fits.items() if isinstance(fit, GroupedFit)]
+
+
+@dataclass(frozen=True, repr=False)
+class GroupedPosterior(Result):
+    """One law fitted to several datasets at once, some coordinates shared
+    (:mod:`jaxscale.inference.grouped`): the posterior and the differences between datasets.
+
+    Attributes:
+        fit: the grouped draws.
+        runs: the runs, every dataset together.
+        group_by: the column naming each run's dataset.
+        seed: the seed of the predictive draws.
+        seconds: the verb's wall time.
+    """
+
+    fit: Any  # jaxscale.inference.grouped.GroupedFit
+    runs: RunsTable
+    group_by: str
+    seed: int
+    seconds: float
+
+    def _report(self) -> dict[str, Any]:
+        from jaxscale.inference.grouped import report
+
+        return {**report(self.fit), "group_by": self.group_by, "n_points": len(self.runs),
+                "drop_highest": self.runs.dropped_highest, "seconds": self.seconds}
+
+    def summary(self) -> pd.DataFrame:
+        """Each coordinate and derived quantity (posterior mean, 95% HDI), then each difference
+        between datasets (posterior median, 95% HDI, P(> 0))."""
+        numbers = self._numbers
+        entries = [{"quantity": name, "estimate": s["mean"], **bounds(s["hdi95"]), "sd": s["sd"], "r_hat": s["r_hat"]}
+                   for name, s in numbers["posterior"].items()]
+        entries += [{"quantity": f"{name}: {pair}", "estimate": d["median"], **bounds(d["hdi95"]),
+                     "p_positive": d["p_positive"]}
+                    for name, pairs in numbers["differences"].items() for pair, d in pairs.items()]
+        return rows(entries)
+
+    def _fits(self) -> dict[str, Any]:
+        return {f"share {','.join(self.fit.shared) or 'none'}": self.fit}
+
+    def plot(self) -> Figures:
+        """The posterior predictive check, ``predictive_share_...``."""
+        return _predictive_figures(self._fits(), self.runs, self.seed)
+
+    def _data_files(self, directory: Path) -> list[Path]:
+        return _grouped_netcdf(self._fits(), directory)
+
+    def _title(self) -> str:
+        return (f"GroupedPosterior: {self.fit.law.name} law by {self.group_by} ({', '.join(self.fit.labels)}), "
+                f"shared: {', '.join(self.fit.shared) or 'nothing'}")
+
+
+@dataclass(frozen=True, repr=False)
+class LooComparison(Result):
+    """Models ranked by PSIS-LOO (:mod:`jaxscale.inference.compare`): several laws on the same
+    runs, or (``group_by`` given) a grouped law sharing coordinates against one sharing nothing.
+
+    Attributes:
+        comparison: every model's posterior and ArviZ's ranking.
+        runs: the runs.
+        group_by: the dataset column of a comparison of sharing, else None.
+        seed: the seed of the predictive draws.
+        seconds: the verb's wall time.
+    """
+
+    comparison: Any  # jaxscale.inference.compare.Comparison
+    runs: RunsTable
+    group_by: str | None
+    seed: int
+    seconds: float
+
+    def _report(self) -> dict[str, Any]:
+        if self.group_by is None:
+            from jaxscale.inference.compare import report
+
+            return {"n_points": len(self.runs), **report(self.comparison), "seconds": self.seconds}
+        from jaxscale.inference.grouped import sharing_report
+
+        return {**sharing_report(self.comparison), "group_by": self.group_by, "n_points": len(self.runs),
+                "drop_highest": self.runs.dropped_highest, "seconds": self.seconds}
+
+    def summary(self) -> pd.DataFrame:
+        """One row per model, best first: elpd_loo with its standard error as the estimate and
+        estimate -/+ 1.96 se as the bounds, the difference to the best and ArviZ's weight."""
+        ranking = self._numbers["ranking"]
+        return rows({"quantity": name, "estimate": r["elpd_loo"], "lower": r["elpd_loo"] - 1.96 * r["se"],
+                     "upper": r["elpd_loo"] + 1.96 * r["se"], "elpd_diff": r["elpd_diff"], "weight": r["weight"],
+                     "pareto_k_max": r["pareto_k_max"]} for name, r in ranking.items())
+
+    def plot(self) -> Figures:
+        """A posterior predictive check per model, ``predictive_NAME``."""
+        return _predictive_figures(self.comparison.fits, self.runs, self.seed)
+
+    def _data_files(self, directory: Path) -> list[Path]:
+        return _grouped_netcdf(self.comparison.fits, directory)
+
+    def _title(self) -> str:
+        return f"LooComparison of {', '.join(self.comparison.fits)} on {len(self.runs)} runs"
+
+
+def _check(law: Law, laplace: bool, gamma_uncertainty: bool, table_embedding: bool, holdout: float | None,
+           group_by: str | None, share: tuple[str, ...] | None, compare_sharing: bool,
+           compare: tuple[str, ...] | None) -> None:
+    """The combinations of options that exclude each other, before any work."""
+    if gamma_uncertainty and table_embedding:
+        raise ValueError("gamma_uncertainty (Table A9 bootstrap) and table_embedding exclude each other")
+    if gamma_uncertainty or table_embedding:
+        law.require_chinchilla("the reconciled exponent")
+    grouped_only = [name for name, on in (("share", share is not None), ("compare_sharing", compare_sharing)) if on]
+    if grouped_only and group_by is None:
+        raise ValueError(f"{grouped_only[0]} needs group_by")
+    if group_by is not None and (compare is not None or laplace or holdout is not None or table_embedding
+                                 or gamma_uncertainty):
+        raise ValueError("group_by samples one grouped model with NUTS on all runs: not with compare, laplace, "
+                         "holdout, table_embedding or gamma_uncertainty")
+    if compare is not None and (laplace or holdout is not None or table_embedding):
+        raise ValueError("compare samples every law with NUTS on all runs: not with laplace, holdout or "
+                         "table_embedding")
+
+
+def bayes(runs: Runs, law: str | Law = "chinchilla", *, chains: int = 4, warmup: int = 1000, samples: int = 1000,
+          seed: int = 0, target_accept: float = 0.8, laplace: bool = False, progress: bool = False,
+          gamma_uncertainty: bool = False, table_embedding: bool = False, holdout: float | None = None,
+          holdout_by: str = "n", group_by: str | None = None, share: str | Sequence[str] | None = None,
+          compare_sharing: bool = False,
+          compare: str | Sequence[str] | None = None) -> Posterior | GroupedPosterior | LooComparison:
+    """The posterior of a scaling law given runs: Student-t likelihood on log loss, the law's
+    documented priors, NUTS from the Approach-3 optimum (or the Laplace approximation), with
+    convergence diagnostics, posterior predictive checks and, for the Chinchilla law, Pearce &
+    Song's reconciled (Kaplan-basis) exponent of every draw.
+
+    Args:
+        runs: a :class:`~jaxscale.runs.table.RunsTable` (:func:`jaxscale.load_runs`), a CSV path
+            or a DataFrame.
+        law: any name of :func:`jaxscale.laws.names` or a :class:`~jaxscale.laws.Law`.
+        chains, warmup, samples: NUTS chains, warmup steps and draws per chain.
+        seed: the sampler's seed (and the Laplace draws', the predictive draws').
+        target_accept: NUTS' target acceptance rate.
+        laplace: the Laplace approximation at the posterior mode instead of NUTS (fast).
+        progress: show NumPyro's progress bars.
+        gamma_uncertainty: draw Eq. 7's (gamma, delta) from a bootstrap of the Table A9 fit for
+            the reconciled exponent, instead of the paper's gamma = 47491, delta = 1/3.
+        table_embedding: the reconciled exponent from the runs' own gamma, delta and size range
+            (both parameter bases needed).
+        holdout: sample on the runs with N (or C, ``holdout_by="c"``) below this only, and report
+            the errors and predictive coverage on the rest.
+        holdout_by: ``"n"`` or ``"c"``.
+        group_by: the column naming each run's dataset: one law for every dataset at once, the
+            ``share`` coordinates common (default: the law's exponents), and the posterior of
+            the differences between datasets.
+        share: the shared coordinates of the law's vector, e.g. ``("alpha", "beta")``.
+        compare_sharing: with ``group_by``, also sample the model sharing nothing and rank the
+            two by PSIS-LOO.
+        compare: laws to sample on the same runs and rank by PSIS-LOO, e.g.
+            ``("chinchilla", "kaplan")``.
+
+    Returns:
+        A :class:`Posterior`; with ``group_by`` a :class:`GroupedPosterior`, or with
+        ``compare_sharing`` or ``compare`` a :class:`LooComparison`.
+    """
+    from jaxscale.inference.sample import NutsConfig
+    from jaxscale.laws.registry import law_by_name
+
+    start = time.perf_counter()
+    law = law_by_name(law)
+    share, compare = _names(share), _names(compare)
+    config = NutsConfig(chains=chains, warmup=warmup, samples=samples, seed=seed, target_accept=target_accept,
+                        progress_bar=progress)
+    _check(law, laplace, gamma_uncertainty, table_embedding, holdout, group_by, share, compare_sharing, compare)
+    table = as_runs(runs)
+    if compare is not None:
+        from jaxscale.inference.compare import compare_laws
+
+        comparison = compare_laws(table, compare, config)
+        return LooComparison(comparison, table, None, seed, time.perf_counter() - start)
+    if group_by is not None:
+        return _grouped(table, law, group_by, share, compare_sharing, config, start)
+    return _posterior(table, law, config, laplace, gamma_uncertainty, table_embedding, holdout, holdout_by, start)
+
+
+def _posterior(table: RunsTable, law: Law, config: Any, laplace: bool, gamma_uncertainty: bool,
+               table_embedding: bool, holdout: float | None, holdout_by: str, start: float) -> Posterior:
+    from jaxscale.inference import refit
+
+    heldout = None
+    if holdout is not None:
+        from jaxscale.fitting.holdout import split
+
+        table, heldout = split(table, holdout, holdout_by)
+    if laplace:
+        fit = refit.approximate_posterior(table, law, seed=config.seed)
+    else:
+        fit = refit.sample_posterior(table, law, config)
+    reconciled = None
+    if law.chinchilla_undefined is None:
+        reconciled = refit.reconciled_exponent_draws(fit.parameter_draws, gamma_uncertainty, config.seed,
+                                                     table=table if table_embedding else None)
+    held = None
+    if heldout is not None:
+        held = {"by": holdout_by, "threshold": holdout,
+                **refit.holdout_calibration(fit, table, heldout, holdout_by, config.seed)}
+    return Posterior(fit, table, reconciled, held, config.seed, time.perf_counter() - start)
+
+
+def _grouped(table: RunsTable, law: Law, group_by: str, share: tuple[str, ...] | None, compare_sharing: bool,
+             config: Any, start: float) -> GroupedPosterior | LooComparison:
+    from jaxscale.inference import grouped
+
+    shared = law.exponent_names if share is None else share
+    grouped.split(table, group_by, shared, law)  # a bad column or coordinate: an error before sampling
+    if compare_sharing:
+        comparison = grouped.compare_sharing(table, group_by, shared, law, config)
+        return LooComparison(comparison, table, group_by, config.seed, time.perf_counter() - start)
+    fit = grouped.sample_grouped(table, group_by, shared, law, config)
+    return GroupedPosterior(fit, table, group_by, config.seed, time.perf_counter() - start)

@@ -1,0 +1,254 @@
+"""``fit``: a scaling law fitted to runs by Hoffmann et al.'s Approach 3, 2 or 1, with intervals."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from jaxscale._api._results import Figures, Result, bounds, rows
+from jaxscale._api.runs import Runs, as_runs
+from jaxscale.fitting.approach3 import FitResult
+from jaxscale.fitting.bootstrap import BootstrapResult
+from jaxscale.fitting.frontier_laws import FrontierLaws
+from jaxscale.laws.draws import Draws
+from jaxscale.laws.law import Law
+from jaxscale.runs.table import RunsTable
+
+#: The approaches of Hoffmann et al. (2022) that :func:`fit` runs.
+METHODS = ("approach3", "approach2", "approach1")
+
+
+@dataclass(frozen=True, repr=False)
+class FitReport(Result):
+    """A law fitted by Approach 3 (Huber loss, multistart L-BFGS; Hoffmann et al. Eq. 3), with
+    its bootstrap refits, its compute-optimal allocation and the optional checks.
+
+    Attributes:
+        fit: the best fit (the law's parameters in ``fit.params``).
+        refits: the bootstrap refits (None without a bootstrap).
+        allocation: N*(C), D*(C) and D*/N* at the budgets, with 95% bands over the refits
+            (:func:`jaxscale.optimum.allocation.allocation_table`; None for a law not of (N, D)).
+        likelihood: the Huber-likelihood fit and its test of Hoffmann et al.'s values, or None.
+        holdout: the errors on the runs held out, or None.
+        seconds: the verb's wall time.
+    """
+
+    fit: FitResult
+    refits: BootstrapResult | None
+    allocation: dict[str, np.ndarray] | None
+    likelihood: dict[str, Any] | None
+    holdout: dict[str, Any] | None
+    seconds: float
+
+    @property
+    def law(self) -> Law:
+        return self.fit.law
+
+    @property
+    def params(self) -> Any:
+        """The fitted parameters, the law's NamedTuple."""
+        return self.fit.params
+
+    @property
+    def draws(self) -> Draws | None:
+        """The bootstrap refits as :class:`~jaxscale.laws.draws.Draws` (None without a bootstrap)."""
+        return None if self.refits is None else self.refits.parameter_draws
+
+    def _note(self) -> dict[str, str]:
+        nonpositive, infinite = self.fit.nonpositive_exponents(), self.fit.infinite_parameters()
+        if infinite:
+            return {"note": f"fitted {' and '.join(infinite)} ran off to infinity on {self.fit.n_points} runs: they "
+                            "settle no optimum, so the law's derived quantities are undefined (add runs)"}
+        if nonpositive:
+            return {"note": f"fitted {' and '.join(nonpositive)} <= 0: the loss does not fall along that input, so "
+                            "the law has no compute-optimal allocation and what needs one is undefined"}
+        return {}
+
+    def _report(self) -> dict[str, Any]:
+        fit, refits = self.fit, self.refits
+        numbers = {"law": fit.law.name, "method": "approach3", **fit.summary(), "n_starts": fit.n_starts,
+                   "n_converged": fit.n_converged, "fit_seconds": fit.seconds, **self._note()}
+        if refits is not None:
+            numbers.update(se=refits.se(), ci95=refits.ci95(), undefined=refits.undefined(),
+                           bootstrap_resamples=len(refits.converged), bootstrap_converged=int(refits.converged.sum()),
+                           bootstrap_seconds=refits.seconds, seed=refits.seed)
+        for key in ("allocation", "likelihood", "holdout"):
+            if getattr(self, key) is not None:
+                numbers[key] = getattr(self, key)
+        return {**numbers, "seconds": self.seconds}
+
+    def summary(self) -> pd.DataFrame:
+        """Each parameter and closed-form quantity (estimate, 95% bootstrap interval, SE), then
+        N*(C) and D*(C) at each budget with their bands."""
+        ci = {} if self.refits is None else self.refits.ci95()
+        se = {} if self.refits is None else self.refits.se()
+        entries = [{"quantity": k, "estimate": v, **bounds(ci.get(k)), "se": se.get(k, np.nan)}
+                   for k, v in self.fit.summary().items() if k not in ("objective", "n_points")]
+        table = self.allocation or {"C": []}
+        for i, c in enumerate(table["C"]):
+            for key, label in (("N", "N*"), ("D", "D*")):
+                pair = None if self.refits is None else (table[f"{key}_lo"][i], table[f"{key}_hi"][i])
+                entries.append({"quantity": f"{label}({c:.3g})", "estimate": table[key][i], **bounds(pair)})
+        return rows(entries)
+
+    def plot(self) -> Figures:
+        """``residuals`` (log residual of every run) and, for a law of (N, D), ``isoflop``."""
+        from jaxscale.plots.fit import isoflop_figure, residual_figure
+
+        figures = Figures(residuals=residual_figure(self.fit))
+        if self.law.inputs == ("N", "D"):
+            figures["isoflop"] = isoflop_figure(self.fit)
+        return figures
+
+    def _data_files(self, directory: Path) -> list[Path]:
+        if self.refits is None:
+            return []
+        path = directory / "bootstrap_draws.csv"
+        pd.DataFrame(self.refits.table()).to_csv(path, index=False)
+        return [path]
+
+    def _title(self) -> str:
+        boot = "" if self.refits is None else f", {len(self.refits.converged)} bootstrap refits"
+        return f"FitReport: {self.law.name} law, Approach 3 on {self.fit.n_points} runs{boot}"
+
+
+@dataclass(frozen=True, repr=False)
+class FrontierReport(Result):
+    """The power laws N*(C) = k_N C^a, D*(C) = k_D C^b fitted to the compute-efficient frontier
+    of Approach 1 (training curves) or 2 (isoFLOP profiles), with percentile intervals.
+
+    Attributes:
+        frontier: the frontier's points and the power laws (a, b None where too few model
+            sizes are on it).
+        seconds: the verb's wall time.
+    """
+
+    frontier: FrontierLaws
+    seconds: float
+
+    def _report(self) -> dict[str, Any]:
+        return {"method": self.frontier.method, **self.frontier.summary(), "seconds": self.seconds}
+
+    def summary(self) -> pd.DataFrame:
+        f = self.frontier
+        return rows([{"quantity": "a", "estimate": f.a, **bounds(f.a_interval)},
+                     {"quantity": "b", "estimate": f.b, **bounds(f.b_interval)},
+                     {"quantity": "n_coefficient", "estimate": f.n_coefficient},
+                     {"quantity": "d_coefficient", "estimate": f.d_coefficient}])
+
+    def plot(self) -> Figures:
+        """The frontier's points and the fitted power laws, named after the approach."""
+        from jaxscale.plots.fit import frontier_laws_figure
+
+        return Figures({self.frontier.method: frontier_laws_figure(self.frontier)})
+
+    def _title(self) -> str:
+        return f"FrontierReport: {self.frontier.method}, {len(self.frontier.c)} frontier points"
+
+
+def check_bootstrap(resamples: int) -> None:
+    """A bootstrap is 0 resamples (none) or at least 2."""
+    if resamples < 0 or resamples == 1:
+        raise ValueError(f"bootstrap must be 0 (none) or >= 2, got {resamples}")
+
+
+def fit(runs: Runs, law: str | Law = "chinchilla", *, method: str = "approach3", bootstrap: int = 0, seed: int = 0,
+        compute: Sequence[float] | None = None, asymmetry: float | None = None, likelihood: bool = False,
+        holdout: float | None = None, holdout_by: str = "n") -> FitReport | FrontierReport:
+    """Fit a scaling law to runs (Hoffmann et al. 2022, Section 3).
+
+    Approach 3 fits ``law`` to every run at once by the Huber loss on log residuals from
+    Epoch AI's grid of starts (Besiroglu et al. 2024); ``bootstrap`` resamples of the runs give
+    95% percentile intervals of every parameter and derived quantity and bands on the
+    allocation. Approaches 1 and 2 fit N*(C) and D*(C) to the compute-efficient frontier of
+    training curves or isoFLOP profiles (no law).
+
+    Args:
+        runs: a :class:`~jaxscale.runs.table.RunsTable` (:func:`jaxscale.load_runs`), a CSV path
+            or a DataFrame.
+        law: any name of :func:`jaxscale.laws.names` or a :class:`~jaxscale.laws.Law`
+            (Approach 3 only).
+        method: ``"approach3"``, ``"approach2"`` or ``"approach1"``.
+        bootstrap: resamples for the intervals (0: none; Epoch: 4000).
+        seed: the resampling seed.
+        compute: budgets (FLOP) of the compute-optimal allocation (default: the largest
+            compute in the runs); laws of (N, D) only.
+        asymmetry: weigh over-predictions of the loss this many times more (for under-tuned
+            small runs).
+        likelihood: also fit the Huber likelihood (a scale sigma) and test Hoffmann et al.'s
+            published values (the Chinchilla law only).
+        holdout: also fit the runs with N (or C, ``holdout_by="c"``) below this and report the
+            errors on the rest.
+        holdout_by: ``"n"`` or ``"c"``.
+
+    Returns:
+        A :class:`FitReport` (Approach 3) or a :class:`FrontierReport` (Approaches 1, 2).
+    """
+    from jaxscale.laws.registry import law_by_name
+
+    start = time.perf_counter()
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    check_bootstrap(bootstrap)
+    law = law_by_name(law)
+    if method != "approach3":
+        extra = [name for name, used in (("compute", compute is not None), ("asymmetry", asymmetry is not None),
+                                          ("likelihood", likelihood), ("holdout", holdout is not None)) if used]
+        if extra:
+            raise ValueError(f"{', '.join(extra)} apply to approach3, not {method}")
+        return _frontier(as_runs(runs), method, bootstrap, seed, start)
+    if asymmetry is not None and not asymmetry > 0:
+        raise ValueError(f"asymmetry must be > 0, got {asymmetry}")
+    if likelihood:
+        law.require_chinchilla("the likelihood-ratio test at Hoffmann et al.'s published values")
+    return _approach3(as_runs(runs), law, bootstrap, seed, compute, asymmetry, likelihood, holdout, holdout_by, start)
+
+
+def _approach3(table: RunsTable, law: Law, resamples: int, seed: int, compute: Sequence[float] | None,
+               asymmetry: float | None, likelihood: bool, holdout: float | None, holdout_by: str,
+               start: float) -> FitReport:
+    from jaxscale.fitting.approach3 import fit_approach3
+    from jaxscale.fitting.bootstrap import bootstrap
+    from jaxscale.optimum.allocation import allocation_table, decades_outside
+
+    result = fit_approach3(table, law=law, asymmetry=asymmetry)
+    refits = bootstrap(result, resamples, seed=seed) if resamples else None
+    allocation = None
+    if law.inputs == ("N", "D"):
+        allocation = allocation_table(law, result.params, compute or [float(table.c.max())],
+                                      None if refits is None else refits.parameter_draws)
+        allocation["N_decades_outside_runs"] = decades_outside(allocation["N"], table.n)
+        allocation["D_decades_outside_runs"] = decades_outside(allocation["D"], table.d)
+    held = None
+    if holdout is not None:
+        from jaxscale.fitting.holdout import holdout_check
+
+        held = holdout_check(table, holdout, by=holdout_by, law=law, asymmetry=asymmetry).summary()
+    return FitReport(fit=result, refits=refits, allocation=allocation,
+                     likelihood=_likelihood(table, law) if likelihood else None, holdout=held,
+                     seconds=time.perf_counter() - start)
+
+
+def _likelihood(table: RunsTable, law: Law) -> dict[str, Any]:
+    from jaxscale.fitting.likelihood import fit_likelihood, likelihood_ratio_test
+
+    ml = fit_likelihood(table, law=law)
+    test = likelihood_ratio_test(table, law.published_params("chinchilla"), fit=ml, law=law)
+    return {**ml.summary(), "lr_test_vs_chinchilla": test}
+
+
+def _frontier(table: RunsTable, method: str, resamples: int, seed: int, start: float) -> FrontierReport:
+    if method == "approach1":
+        from jaxscale.fitting.approach1 import fit_approach1
+
+        frontier = fit_approach1(table, bootstrap=resamples, seed=seed)
+    else:
+        from jaxscale.fitting.approach2 import fit_approach2
+
+        frontier = fit_approach2(table, bootstrap=resamples, seed=seed)
+    return FrontierReport(frontier=frontier, seconds=time.perf_counter() - start)

@@ -1,0 +1,177 @@
+"""``sensitivity``: which parameters, which runs and which of the reconciliation's own choices
+drive a law's conclusions (:mod:`jaxscale.sensitivities.study`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from jaxscale._api._results import Figures, Result, rows
+from jaxscale._api.bayes import Posterior
+from jaxscale._api.fit import FitReport, check_bootstrap
+from jaxscale._api.runs import Runs, as_runs
+from jaxscale.laws.draws import Draws
+from jaxscale.laws.law import Law
+
+#: The normal quantile of a central 95% interval.
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True, repr=False)
+class SensitivityReport(Result):
+    """A sensitivity study: elasticities of every quantity, the delta method beside the spread
+    over draws, each run's influence (fits), and the reconciled exponent's sensitivities.
+
+    Attributes:
+        study: the study's sections, as :mod:`jaxscale.sensitivities.study` reports them.
+        source: what was studied: the runs' source, ``"published NAME"`` or the draws' kind.
+        dropped_highest: highest-loss runs dropped before the fit (None without runs).
+        seconds: the verb's wall time.
+    """
+
+    study: dict[str, Any]
+    source: str
+    dropped_highest: int | None
+    seconds: float
+
+    def _report(self) -> dict[str, Any]:
+        dropped = {} if self.dropped_highest is None else {"drop_highest": self.dropped_highest}
+        return {"source": self.source, **dropped, **self.study, "seconds": self.seconds}
+
+    def summary(self) -> pd.DataFrame:
+        """Each quantity's value; with draws, the delta method's 95% interval exp(log q -/+ 1.96
+        SD) and the SDs of log q (delta method, over the draws); its elasticity to each
+        parameter (``e_NAME``)."""
+        entries = []
+        for name, q in self.study["quantities"].items():
+            sd = q.get("sd_log_delta", math.nan)
+            entry = {"quantity": name, "estimate": q["value"], "lower": q["value"] * math.exp(-Z95 * sd),
+                     "upper": q["value"] * math.exp(Z95 * sd)}
+            if "sd_log_delta" in q:
+                entry |= {"sd_log_delta": sd, "sd_log_draws": q["sd_log_draws"]}
+            entries.append(entry | {f"e_{k}": v for k, v in q["elasticities"].items()})
+        return rows(entries)
+
+    def plot(self) -> Figures:
+        """``tornado`` (elasticities) and, for a fit, ``influence`` (each run's influence on every
+        quantity) and ``jackknife`` (first-order against leave-one-out changes)."""
+        from jaxscale.plots import sensitivity as plots
+
+        quantities = self.study["quantities"]
+        figures = Figures(tornado=plots.tornado_figure({q: v["elasticities"] for q, v in quantities.items()}))
+        if "influence" in self.study:
+            runs = self.study["influence"]["per_run"]
+            figures["influence"] = plots.influence_figure(runs["N"], runs["D"], runs["linear"])
+            correlations = {q: v["correlation_jackknife"] for q, v in self.study["influence"]["quantities"].items()}
+            figures["jackknife"] = plots.jackknife_figure(runs["linear"], runs["exact"], correlations)
+        return figures
+
+    def _title(self) -> str:
+        return f"SensitivityReport: {self.study['law']} law, {self.source}"
+
+
+def _pairs(planned: Sequence[float] | Sequence[Sequence[float]]) -> tuple[tuple[float, float], ...]:
+    """One planned run (N, D), or several, as a tuple of pairs."""
+    if len(planned) and not hasattr(planned[0], "__len__"):
+        planned = [planned]
+    return tuple((float(n), float(d)) for n, d in planned)
+
+
+def sensitivity(source: FitReport | Posterior | Draws | Runs, *, law: str | Law = "chinchilla",
+                compute: Sequence[float] = (1e24,),
+                planned: Sequence[float] | Sequence[Sequence[float]] = (7e10, 1.4e12),
+                bootstrap: int | None = None, seed: int = 0, gamma: float | None = None,
+                delta: float | None = None, table_embedding: bool = False, target: float | None = None,
+                top: int = 5) -> SensitivityReport:
+    """A sensitivity study by automatic differentiation.
+
+    For each quantity (N*(C) and D*(C) at each budget, the loss of each planned run, the law's
+    a and b, and for the Chinchilla law Pearce & Song's reconciled exponent): its elasticities
+    d log q / d log theta; with draws of the parameters (bootstrap refits, a posterior), the
+    delta-method SD of log q from their covariance beside the SD over the draws; for a fit,
+    each run's influence by implicit differentiation against exact leave-one-out refits; for
+    the Chinchilla law, the reconciled exponent's derivatives with respect to the law, the
+    embedding relation (gamma, delta) and Kaplan's size window.
+
+    Args:
+        source: a :class:`~jaxscale.FitReport` (Approach 3), a :class:`~jaxscale.Posterior` or
+            :class:`~jaxscale.laws.Draws` (studied at their median), the name of a published
+            parameter set of ``law`` (e.g. ``"epoch"``), or runs (a table, CSV path, DataFrame or a
+            function returning a table, fitted by Approach 3 first).
+        law: the law of a published set or of the runs to fit.
+        compute: budgets (FLOP) of N*(C) and D*(C).
+        planned: a planned run (N, D), or several, whose loss is extrapolated.
+        bootstrap: refits for the covariance of a fit (0: none; default: the fit's own refits if
+            it has them, else 1000).
+        seed: the bootstrap's seed.
+        gamma, delta: the embedding relation N_T = N_E + gamma N_E^delta of the reconciled exponent
+            (default: Pearce & Song's fit to Table A9, 47491, and 1/3).
+        table_embedding: gamma, delta fitted to the runs' own model sizes (both bases needed).
+        target: the exponent the reconciliation's first-order factors aim at (default: Kaplan's 0.73).
+        top: runs listed per quantity.
+
+    Returns:
+        A :class:`SensitivityReport`.
+    """
+    from jaxscale.laws.registry import law_by_name
+    from jaxscale.reconciliation.pipeline import EmbeddingFit
+    from jaxscale.sensitivities import study
+
+    start = time.perf_counter()
+    law = law_by_name(law)
+    published = isinstance(source, str) and source in law.published
+    if isinstance(source, str) and not published and not Path(source).exists():
+        choices = f"published sets {sorted(law.published)}" if law.published else "no published set"
+        raise ValueError(f"{source}: neither a runs file nor a published parameter set of the {law.name} law "
+                         f"(it has {choices})")
+    if bootstrap is not None:
+        check_bootstrap(bootstrap)
+    if top < 1:
+        raise ValueError(f"top must be >= 1, got {top}")
+    if table_embedding and (published or isinstance(source, Draws) or gamma is not None or delta is not None):
+        raise ValueError("table_embedding takes gamma, delta from runs: not with published parameters, bare draws, "
+                         "gamma or delta")
+    default = study.StudySettings()
+    embedding = EmbeddingFit(*(d if a is None else a for a, d in zip((gamma, delta), default.embedding)))
+    settings = study.StudySettings(budgets=tuple(compute), planned=_pairs(planned), embedding=embedding,
+                                   n_bootstrap=default.n_bootstrap if bootstrap is None else bootstrap, seed=seed,
+                                   top=top, target=default.target if target is None else target)
+    if published:
+        numbers = study.published_study(law, law.published_params(source), settings)
+        return SensitivityReport(numbers, f"published {source}", None, time.perf_counter() - start)
+    if isinstance(source, Draws):
+        return SensitivityReport(study.draws_study(source, settings), f"{source.kind} draws", None,
+                                 time.perf_counter() - start)
+    if isinstance(source, Posterior):
+        settings = _with_table_embedding(settings, source.runs, table_embedding)
+        return SensitivityReport(study.draws_study(source.draws, settings), source.runs.source,
+                                 source.runs.dropped_highest, time.perf_counter() - start)
+    refits = None
+    if isinstance(source, FitReport):
+        fitted = source.fit
+        refits = source.refits if bootstrap is None else None
+    else:
+        from jaxscale.fitting.approach3 import fit_approach3
+        from jaxscale.optimum.allocation import check_nd
+
+        check_nd(law)  # the study's quantities need a law of N and D: say so before fitting
+        fitted = fit_approach3(as_runs(source), law=law)
+    settings = _with_table_embedding(settings, fitted.runs, table_embedding)
+    return SensitivityReport(study.fit_study(fitted, settings, refits), fitted.runs.source,
+                             fitted.runs.dropped_highest, time.perf_counter() - start)
+
+
+def _with_table_embedding(settings: Any, runs: Any, table_embedding: bool) -> Any:
+    """``settings`` with gamma, delta of N_T = N_E + gamma N_E^delta fitted to the runs' model
+    sizes, where ``table_embedding`` asks for them."""
+    if not table_embedding:
+        return settings
+    from jaxscale.reconciliation.on_runs import table_embedding
+
+    return dataclasses.replace(settings, embedding=table_embedding(runs))

@@ -1,0 +1,200 @@
+"""The options every command shares, defined once, and how a command reports its result.
+
+One spelling per idea: the runs table is the positional argument; ``--out DIR`` is the one
+option for the files a command writes (none without it, except where files are the command's
+product); ``--published NAME`` names a published parameter set; ``--law NAME`` takes any name of
+the registry (:func:`jaxscale.laws.names`); ``--bootstrap R`` and ``--seed S`` mean resamples and
+their seed; ``--json`` prints the result's :meth:`to_dict`. A new command builds its parser with
+:func:`command` and adds the groups it needs::
+
+    p = command(subparsers, "NAME", "one line", "what it does", "jaxscale NAME runs.csv --json")
+    add_table(p)        # RUNS, columns, --where, --run-by, --drop-highest, --final-only, ...
+    add_law(p); add_bootstrap(p); add_seed(p); add_out(p); add_json(p)
+    ...
+    def run(args):
+        table = load_table(args)                    # jaxscale.load_runs with those options
+        report(verb(table, ...), args, print_text)  # --json or text; --out gets the files
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:  # the CLI imports its heavy modules only when a command runs
+    from jaxscale.runs.table import RunsTable
+
+LAW_HELP = ("any law of jaxscale.laws, e.g. chinchilla (E + A/N^alpha + B/D^beta), chinchilla-tied, kaplan, "
+            "kaplan-irreducible, pearce-song, data-constrained; an unknown name lists them")
+
+
+def command(subparsers: argparse._SubParsersAction, name: str, help: str, description: str,
+            example: str) -> argparse.ArgumentParser:
+    """A command's parser, its ``--help`` ending with ``Example:`` and ``example`` (one command
+    per line; text above a blank line in ``example`` is kept before it)."""
+    return subparsers.add_parser(name, help=help, description=description, epilog=epilog(example),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def epilog(example: str, before: str = "") -> str:
+    """``before``, then ``Example:`` and each line of ``example`` indented."""
+    lines = "\n".join(f"  {line}" for line in example.strip().splitlines())
+    return f"{before.rstrip()}\n\nExample:\n{lines}".lstrip()
+
+
+def positive(text: str) -> float:
+    """An argparse type: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number: {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
+    return value
+
+
+def add_source(p: argparse.ArgumentParser) -> None:
+    """How to read runs that live in an experiment tracker (:mod:`jaxscale.runs.sources`): its
+    kind, the metric read as the loss, a W&B runs-table export, and the loss policy."""
+    from jaxscale.runs.policy import LOSS_POLICIES
+    from jaxscale.runs.sources import SOURCE_KINDS
+
+    p.add_argument("--source", dest="source_kind", choices=SOURCE_KINDS, default=None, metavar="KIND",
+                   help=f"the runs' source, one of {', '.join(SOURCE_KINDS)} (default: detected)")
+    p.add_argument("--metric", default=None, metavar="NAME",
+                   help="a tracker's logged metric read as the loss (default: val_loss, eval/loss, ..., loss, "
+                   "train_loss)")
+    p.add_argument("--config", type=Path, default=None, metavar="CSV",
+                   help="a W&B runs-table export with the runs' configurations")
+    p.add_argument("--loss-policy", default=None, metavar="POLICY",
+                   help=f"the loss each run contributes: {', '.join(LOSS_POLICIES)} or ema:SPAN "
+                   "(default: every checkpoint)")
+
+
+def add_runs(p: argparse.ArgumentParser, required: bool = True) -> None:
+    """The runs and how to read them: RUNS (positional; optional unless ``required``), the
+    column names, ``--where``, ``--run-by`` and a tracker's options (:func:`add_source`); read
+    them with :func:`load_columns`."""
+    p.add_argument("runs", nargs=None if required else "?", default=None, metavar="RUNS",
+                   help="the runs: a CSV (e.g. Epoch's chinchilla_svg_extracted_data.csv), a TensorBoard log "
+                   "directory, an MLflow store or URI, or W&B exports")
+    for role, flag in (("model size N", "--n-col"), ("training tokens D", "--d-col"),
+                       ("training compute C", "--c-col"), ("loss", "--loss-col")):
+        p.add_argument(flag, default=None, metavar="NAME", help=f"column of {role} (default: recognised by name)")
+    p.add_argument("--where", action="append", default=[], metavar="COL=VALUE",
+                   help="keep only rows whose COL equals VALUE (repeatable), e.g. source=ml_scalefit")
+    p.add_argument("--run-by", default=None, metavar="COLS",
+                   help="comma-separated columns that together name a run, e.g. model,peak_lr,total_steps,sweep "
+                   "(default: a run_id column if there is one)")
+    add_source(p)
+
+
+def add_table(p: argparse.ArgumentParser, required: bool = True) -> None:
+    """:func:`add_runs`, and how to prepare the table: ``--drop-highest``, ``--final-only``,
+    ``--tuned-only``, ``--basis`` (read it with :func:`load_table`)."""
+    add_runs(p, required)
+    p.add_argument("--drop-highest", type=int, default=0, metavar="K",
+                   help="drop the K highest-loss runs first (Epoch drops 5; default: %(default)s)")
+    p.add_argument("--final-only", action="store_true",
+                   help="keep only the last checkpoint of each run (finished, annealed runs, as Approach 3 wants)")
+    p.add_argument("--tuned-only", action="store_true",
+                   help="at each (N, D) keep only the lowest-loss row: of runs that differ only in a swept "
+                   "hyperparameter (a learning-rate sweep), the tuned one")
+    p.add_argument("--basis", choices=("total", "nonembedding"), default="total",
+                   help="parameter basis of N and C: total (Chinchilla's N_T, C_T) or nonembedding (Kaplan's "
+                   "N_\\E, C_\\E = 6 N_\\E D; needs a non-embedding size column) (default: %(default)s)")
+
+
+def add_law(p: argparse.ArgumentParser, default: str = "chinchilla", what: str = "the law to fit") -> None:
+    p.add_argument("--law", default=default, metavar="NAME", help=f"{what}: {LAW_HELP} (default: %(default)s)")
+
+
+def add_published(p: argparse.ArgumentParser, what: str, default: str | None = None) -> None:
+    p.add_argument("--published", default=default, metavar="NAME",
+                   help=f"a published parameter set of --law: {what}" + (" (default: %(default)s)" if default else ""))
+
+
+def add_bootstrap(p: argparse.ArgumentParser, default: int = 0, what: str = "bootstrap resamples") -> None:
+    p.add_argument("--bootstrap", type=int, default=default, metavar="R",
+                   help=f"{what} (0: none; default: %(default)s)")
+
+
+def add_seed(p: argparse.ArgumentParser, what: str = "seed of the resamples") -> None:
+    p.add_argument("--seed", type=int, default=0, metavar="S", help=f"{what} (default: %(default)s)")
+
+
+def add_out(p: argparse.ArgumentParser, what: str, default: Path | None = None) -> None:
+    after = " (default: %(default)s)" if default is not None else " (default: write no files)"
+    p.add_argument("--out", type=Path, default=default, metavar="DIR", help=f"directory for {what}{after}")
+
+
+def add_json(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+
+
+def where_conditions(items: list[str]) -> dict[str, str]:
+    """``--where COL=VALUE`` arguments as a mapping."""
+    pairs = [item.split("=", 1) for item in items]
+    bad = [item for item, pair in zip(items, pairs) if len(pair) != 2 or not pair[0]]
+    if bad:
+        raise ValueError(f"--where takes COL=VALUE; got {bad[0]!r}")
+    return dict(pairs)
+
+
+def _run_by(args: argparse.Namespace) -> list[str] | None:
+    return [c.strip() for c in args.run_by.split(",")] if args.run_by else None
+
+
+def _source(args: argparse.Namespace) -> dict[str, Any]:
+    """:func:`add_source`'s options, as :func:`jaxscale.runs.table.load_runs` names them."""
+    return {"source_kind": args.source_kind, "metric": args.metric, "config": args.config,
+            "loss_policy": args.loss_policy}
+
+
+def load_columns(args: argparse.Namespace, path: str | Path | None = None, sizes_vary: bool = True) -> RunsTable:
+    """The validated runs table of :func:`add_runs`' options (from ``path`` if given; ``sizes_vary``:
+    see :func:`jaxscale.runs.table.load_runs`)."""
+    from jaxscale.runs.table import load_runs
+
+    return load_runs(args.runs if path is None else path, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col,
+                     loss_col=args.loss_col, run_by=_run_by(args), where=where_conditions(args.where),
+                     sizes_vary=sizes_vary, **_source(args))
+
+
+def load_table(args: argparse.Namespace) -> RunsTable:
+    """The runs table of :func:`add_table`'s options, prepared by :func:`jaxscale.load_runs`."""
+    from jaxscale import load_runs
+
+    if args.drop_highest < 0:
+        raise ValueError(f"--drop-highest must be >= 0, got {args.drop_highest}")
+    source = _source(args)
+    return load_runs(args.runs, n=args.n_col, d=args.d_col, c=args.c_col, loss=args.loss_col,
+                     where=where_conditions(args.where), run_by=_run_by(args), kind=source.pop("source_kind"),
+                     **source, final_only=args.final_only, tuned_only=args.tuned_only,
+                     drop_highest=args.drop_highest, basis=args.basis)
+
+
+def deferred_table(args: argparse.Namespace) -> Callable[[], RunsTable]:
+    """:func:`load_table` of ``args`` as a function, for a verb to call once it has checked its
+    options (a bad option is reported before any file is read)."""
+    return lambda: load_table(args)
+
+
+def check_out(out: Path | None) -> None:
+    """``--out`` is a directory or does not exist yet (checked before any work)."""
+    if out is not None and out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"--out {out} exists and is not a directory")
+
+
+def report(result: Any, args: argparse.Namespace, print_text: Callable[[dict[str, Any]], None]) -> int:
+    """Print ``result.to_dict()`` (``--json``) or its text, after writing its files into ``--out``
+    (listed under ``files``)."""
+    from jaxscale.cli._output import emit
+
+    numbers = result.to_dict()
+    if getattr(args, "out", None) is not None:
+        numbers["files"] = result.save(args.out)
+    emit(numbers, args.json, print_text)
+    return 0

@@ -1,0 +1,182 @@
+"""The public API: the verbs import cheaply, each result's ``to_dict()`` is what ``jaxscale CMD
+--json`` prints, summaries are tables of estimates and intervals, and fits, bootstraps and
+posteriors share one draws type."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pandas as pd
+import pytest
+
+import jaxscale as js
+from jaxscale.cli import main
+from jaxscale.laws import chinchilla as ch
+
+
+def _runs(noise: float = 0.01, seed: int = 0) -> pd.DataFrame:
+    """18 runs of Epoch's law (6 sizes x 3 tokens per parameter), with log-normal noise."""
+    n, ratio = (x.ravel() for x in np.meshgrid(np.geomspace(1e7, 1e9, 6), [5.0, 20.0, 80.0]))
+    with jax.enable_x64(True):
+        loss = np.asarray(ch.loss(n, ratio * n, ch.EPOCH))
+    loss = loss * np.exp(noise * np.random.default_rng(seed).standard_normal(len(n)))
+    return pd.DataFrame({"N": n, "D": ratio * n, "loss": loss})
+
+
+@pytest.fixture(scope="module")
+def csv(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("runs") / "runs.csv"
+    _runs().to_csv(path, index=False)
+    return str(path)
+
+
+def _timeless(value):
+    """``value`` without the wall times (keys ending in ``seconds``), which differ between runs."""
+    if isinstance(value, dict):
+        return {k: _timeless(v) for k, v in value.items() if not k.endswith("seconds")}
+    if isinstance(value, list):
+        return [_timeless(v) for v in value]
+    return value
+
+
+def _cli_json(argv: list[str]) -> dict:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([*argv, "--json"]) == 0
+    return json.loads(out.getvalue())
+
+
+def test_the_verbs_import_from_the_package():
+    from jaxscale import allocate, bayes, fit, laws, load_runs, reconcile, sensitivity
+
+    assert all(callable(verb) for verb in (allocate, bayes, fit, load_runs, reconcile, sensitivity))
+    assert "chinchilla" in laws.names() and laws.get("kaplan").name == "kaplan"
+    assert isinstance(laws.get("chinchilla"), js.Law) and laws.Law is js.Law
+    assert set(js.__all__) <= set(dir(js))
+    with pytest.raises(AttributeError, match="no attribute 'fitt'"):
+        js.fitt
+
+
+@pytest.mark.parametrize("statement, unloaded", [
+    ("import jaxscale", ("jax", "numpy", "pandas", "numpyro", "arviz", "matplotlib")),
+    ("import jaxscale; jaxscale.fit; jaxscale.bayes; jaxscale.sensitivity; jaxscale.reconcile; jaxscale.allocate",
+     ("numpyro", "arviz", "matplotlib", "flax", "orbax", "tokenizers")),
+])
+def test_import_stays_cheap(statement, unloaded):
+    code = f"import sys; {statement}; print(sorted({{m.split('.')[0] for m in sys.modules}} & set({unloaded!r})))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_load_runs_takes_a_path_or_a_frame_and_prepares_the_table(csv):
+    from_path = js.load_runs(csv, drop_highest=3)
+    from_frame = js.load_runs(pd.read_csv(csv), drop_highest=3)
+    assert len(from_path) == len(from_frame) == 15 and from_path.dropped_highest == 3
+    np.testing.assert_array_equal(from_path.loss, from_frame.loss)
+    assert from_path.source == csv and from_frame.source == "table"
+    assert js.load_runs(from_path, drop_highest=2).dropped_highest == 5
+    with pytest.raises(ValueError, match="drop_highest must be >= 0"):
+        js.load_runs(csv, drop_highest=-1)
+
+
+def test_fit_to_dict_is_the_cli_json(csv):
+    result = js.fit(js.load_runs(csv), bootstrap=16, seed=1, compute=[1e21, 1e23])
+    cli = _cli_json(["fit", csv, "--bootstrap", "16", "--seed", "1", "--compute", "1e21", "1e23"])
+    assert _timeless(result.to_dict()) == _timeless(cli)
+    assert json.loads(json.dumps(result.to_dict())) == result.to_dict()  # JSON-native
+    summary = result.summary()
+    assert list(summary.columns[:4]) == ["quantity", "estimate", "lower", "upper"]
+    row = summary.set_index("quantity").loc["alpha"]
+    assert row["estimate"] == result.params.alpha and row["lower"] == cli["ci95"]["alpha"][0]
+    assert "N*(1e+21)" in set(summary.quantity)
+    assert "FitReport: chinchilla law, Approach 3 on 18 runs, 16 bootstrap refits" in repr(result)
+    assert "<table" in result._repr_html_()
+
+
+def test_frontier_fit_to_dict_is_the_cli_json(tmp_path):
+    budgets, rows = np.geomspace(1e18, 1e21, 4), []
+    with jax.enable_x64(True):
+        for c in budgets:
+            best = float(ch.compute_optimal_n(c, ch.EPOCH))
+            rows += [(n, c, float(ch.loss_at_compute(n, c, ch.EPOCH))) for n in np.geomspace(best / 6, best * 6, 9)]
+    path = tmp_path / "isoflop.csv"
+    pd.DataFrame(rows, columns=["params", "flops", "loss"]).to_csv(path, index=False)
+    result = js.fit(str(path), method="approach2", bootstrap=20)
+    assert isinstance(result, js.FrontierReport)
+    assert _timeless(result.to_dict()) == _timeless(_cli_json(["fit", str(path), "--method", "approach2",
+                                                                "--bootstrap", "20"]))
+    a = result.summary().set_index("quantity").loc["a"]
+    assert a["lower"] < a["estimate"] < a["upper"]
+    with pytest.raises(ValueError, match="likelihood apply to approach3"):
+        js.fit(str(path), method="approach2", likelihood=True)
+
+
+def test_bayes_to_dict_is_the_cli_json(csv):
+    result = js.bayes(csv, laplace=True, seed=2)
+    assert _timeless(result.to_dict()) == _timeless(_cli_json(["bayes", csv, "--laplace", "--seed", "2"]))
+    summary = result.summary().set_index("quantity")
+    assert {"A", "alpha", "a", "sigma", "reconciled_exponent"} <= set(summary.index)
+    assert (summary.lower <= summary.estimate).all() and (summary.estimate <= summary.upper).all()
+    assert result.draws.kind == "laplace" and result.draws.interval_method == "hdi"
+
+
+def test_sensitivity_to_dict_is_the_cli_json(csv):
+    published = js.sensitivity("epoch", compute=[1e22, 1e24])
+    assert _timeless(published.to_dict()) == _timeless(_cli_json(["sensitivity", "--published", "epoch",
+                                                                   "--compute", "1e22", "1e24"]))
+    fitted = js.sensitivity(js.load_runs(csv), bootstrap=8, top=2)
+    assert _timeless(fitted.to_dict()) == _timeless(_cli_json(["sensitivity", csv, "--bootstrap", "8", "--top", "2"]))
+    summary = fitted.summary().set_index("quantity")
+    assert {"N*(1e+24)", "a", "reconciled exponent"} <= set(summary.index) and "e_alpha" in summary
+    assert (summary.lower < summary.estimate).all()  # the delta method's interval, from the refits
+
+
+def test_reconcile_to_dict_is_the_cli_json():
+    result = js.reconcile("chinchilla")
+    assert _timeless(result.to_dict()) == _timeless(_cli_json(["reconcile", "--published", "chinchilla",
+                                                                "--no-figures"]))
+    summary = result.summary().set_index("quantity")
+    assert summary.loc["exponent_nonembedding", "paper"] == 0.74
+    names = ("fig1_embedding_fit", "fig2_local_exponent", "fig3_training_curves", "fig4_frontier")
+    assert set(result.plot()) == {f"{name}_chinchilla" for name in names}
+    with pytest.raises(ValueError, match="no published parameter set 'gpt4'"):
+        js.reconcile("gpt4")
+
+
+def test_fits_and_posteriors_share_one_draws_type(csv):
+    fitted = js.fit(csv, bootstrap=24, seed=0)
+    posterior = js.bayes(csv, laplace=True)
+    for draws, method in ((fitted.draws, "percentile"), (posterior.draws, "hdi")):
+        assert isinstance(draws, js.Draws) and draws.interval_method == method
+        assert set(draws.quantities()) >= {"A", "B", "E", "alpha", "beta", "a", "b", "G"}
+        lo, hi = draws.interval(draws.quantities()["a"])
+        assert lo < np.median(draws.quantities()["a"]) < hi
+    for source in (fitted, posterior, posterior.draws):
+        allocation = js.allocate(source, [1e22])
+        assert allocation.table["N_lo"][0] < allocation.table["N"][0] < allocation.table["N_hi"][0]
+    study = js.sensitivity(posterior, compute=[1e22])
+    assert study.to_dict()["draws"]["kind"] == "laplace" and "influence" not in study.to_dict()
+    assert study.to_dict()["quantities"]["a"]["sd_log_draws"] > 0
+
+
+def test_a_law_without_chinchillas_form_says_why_nothing_reconciles():
+    law = js.laws.get("kaplan")
+    assert js.laws.get("chinchilla").chinchilla_undefined is None
+    assert "kaplan is L(N, D) = [(N_c/N)" in law.chinchilla_undefined
+    with pytest.raises(ValueError, match="the reconciled exponent is undefined for the kaplan law"):
+        law.require_chinchilla("the reconciled exponent")
+    assert js.laws.get("word2vec-error-chinchilla").chinchilla_undefined is not None  # a law of (dim, words)
+
+
+def test_figures_save_and_show_in_a_notebook(csv, tmp_path):
+    result = js.fit(csv, bootstrap=8)
+    figures = result.plot()
+    assert set(figures) == {"residuals", "isoflop"} and "data:image/png;base64," in figures._repr_html_()
+    paths = result.save(tmp_path)
+    assert sorted(p.rsplit("/", 1)[1] for p in paths) == ["bootstrap_draws.csv", "isoflop.png", "residuals.png"]
