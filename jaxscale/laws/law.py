@@ -107,7 +107,10 @@ class Law(Generic[P]):
     with a subtracted term, whose ``log_loss`` is NaN where its loss would be <= 0);
     ``needs_independent_inputs`` whether fits need runs whose x1 and x2 do not lie on one line
     in log space (:mod:`jaxscale.fitting.design`): True for a law of model size and data, whose split
-    between the two such runs cannot determine; False for a law that one line of runs determines.
+    between the two such runs cannot determine; False for a law that one line of runs determines;
+    ``quantity`` what the law predicts: ``"loss"`` for every law of the loss, else the optimal
+    hyperparameter it gives (``"learning rate"``, ``"batch size"``: the laws of
+    :mod:`jaxscale.laws.steplaw` and :mod:`jaxscale.laws.deepseek_hparams`), which loss fits refuse.
     """
 
     name: str
@@ -123,6 +126,7 @@ class Law(Generic[P]):
     closed_forms: Callable[[P], Mapping[str, Any]] | None = None
     positive: bool = True
     needs_independent_inputs: bool = True
+    quantity: str = "loss"
 
     def __post_init__(self) -> None:
         if len(self.log_scale) != len(self.params_type._fields):
