@@ -13,7 +13,8 @@ from jaxscale.optimum import hyperparameters as oh
 from jaxscale.optimum.solver import optimal_log_inputs
 
 PARAMS = hb.HparamBowlParams(E=1.7, A=400.0, B_D=410.0, alpha=0.34, beta=0.28, eta0=3.1, alpha_eta=0.66,
-                             beta_eta=0.29, batch0=0.41, beta_batch=0.6, k_eta=0.03, k_batch=0.008)
+                             beta_eta=0.29, batch0=0.41, beta_batch=0.6, k_eta=0.03, k_batch=0.008,
+                             rho=0.4)
 N = np.array([1e8, 1e9, 7e9, 7e10])
 D = np.array([2e9, 2e10, 1.4e12, 1e13])
 
