@@ -342,6 +342,23 @@ def bootstrap_weights(group: np.ndarray, resamples: int, seed: int) -> np.ndarra
     return counts
 
 
+#: Published laws of the optimal learning rate a sweep can centre its grid on (``SweepConfig.lr_centre``).
+CENTRES = {"steplaw": (steplaw.LR_LAW, steplaw.PUBLISHED_LR)}
+
+
+@float64
+def centred_rates(rates: Sequence[float], reference: float, centre: str, n: float, d: float) -> tuple[float, ...]:
+    """The learning-rate grid ``rates`` scaled so that ``reference`` (one of them) lands on the
+    optimal rate eta*(N, D) of the published law ``centre`` (:data:`CENTRES`), its ratios kept: a
+    sweep's grid for a model of ``n`` parameters trained on ``d`` tokens, so that each size's optimum
+    falls inside its grid rather than on an edge."""
+    if centre not in CENTRES:
+        raise ValueError(f"unknown learning-rate centre {centre!r}; choose one of {sorted(CENTRES)}")
+    law, params = CENTRES[centre]
+    optimum = float(law.evaluate(params, np.float64(n), np.float64(d)))
+    return tuple(float(r) * optimum / reference for r in rates)
+
+
 @float64
 def fit_hyperparameters(runs: GridRuns, *, resamples: int = 1000, seed: int = 0,
                         lr_law: Law = steplaw.LR_LAW, batch_law: Law = steplaw.BATCH_LAW) -> HyperparameterFit:
