@@ -143,7 +143,7 @@ class HparamsReport:
         return frame[[*columns, *(c for c in frame.columns if c not in columns)]]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "runs": int(len(self.runs.loss)), "groups": int(len(self.per_group.optima)),
+        return {"source": self.source, "runs": len(self.runs.loss), "groups": len(self.per_group.optima),
                 "per_group": self.per_group.to_dict(),
                 "joint": None if self.joint is None else self.joint.to_dict(), "agreement": self.agreement()}
 

@@ -140,7 +140,7 @@ class MultiPowerFit:
         predicted = errors[~errors["fitted"]]
         return {**self.params._asdict(), "objective": self.objective, "fitted_runs": list(self.fitted),
                 "fitted_points": int(self.predictions["fitted"].sum()), "predicted_runs": len(self.predicted),
-                "predicted_points": int(len(judged)),
+                "predicted_points": len(judged),
                 "curve_mare": float(error.mean()) if defined else None,
                 "run_mare": float(predicted["mare"].mean()) if defined else None,
                 "curve_max_are": float(error.max()) if defined else None,

@@ -55,7 +55,7 @@ class JointPosterior:
             median = float(np.nanmedian(draws)) if np.isfinite(draws).any() else math.nan
             return {"median": median if math.isfinite(median) else None, "ci95": None if ci is None else list(ci)}
 
-        return {"method": self.method, "draws": int(len(self.params[0])), "seconds": self.seconds,
+        return {"method": self.method, "draws": len(self.params[0]), "seconds": self.seconds,
                 "divergences": self.divergences, "exponents": {k: entry(v) for k, v in self.exponents().items()},
                 "lr_opt": [entry(v) for v in self.optimum.lr.T], "batch_opt": [entry(v) for v in self.optimum.batch.T]}
 

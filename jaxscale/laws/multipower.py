@@ -36,7 +36,6 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-
 CITATION = ("Luo et al. (2025), A Multi-Power Law for Loss Curve Prediction Across Learning Rate Schedules, "
             "ICLR 2025, arXiv:2503.12811")
 #: Terms K x M evaluated at once; a longer run is evaluated :data:`CHECKPOINT_BATCH` checkpoints

@@ -30,12 +30,12 @@ import pandas as pd
 from jaxscale.core.numerics import float64
 from jaxscale.core.power_law import fit_power_law
 from jaxscale.fitting.allocation_laws import AllocationLaws
-from jaxscale.fitting.hyperparameters import centred_rates
 from jaxscale.fitting.approach1 import (
     FRONTIER_RANGES,
     fit_approach1,
     undefined_exponent,
 )
+from jaxscale.fitting.hyperparameters import centred_rates
 from jaxscale.lm import distributed, sharding
 from jaxscale.lm import sweep_diagnostics as diagnostics
 from jaxscale.lm import tensorboard_logs
