@@ -75,19 +75,6 @@ def coordinate_priors(law: Law, priors: NoisePriors | None = None) -> dict[str, 
     return dict(zip(law.vector_names, values))
 
 
-class Levels(NamedTuple):
-    """A level per group of rows, a random intercept of the log loss: ``index[i]`` is the group
-    (0 .. ``count`` - 1) of row i, and ``scale`` the HalfNormal prior scale of the levels' SD tau.
-    The levels are drawn non-centred, ``level = tau z`` with z ~ Normal(0, 1) (site ``level_z``,
-    ``level`` deterministic), since tau is small. A law of (N, D) misses groups of runs that differ
-    in more than N and D (model shape, data order) by their own amounts: the joint law of
-    :mod:`jaxscale.fitting.joint_hyperparameters` is fitted with one level per (N, D) group."""
-
-    index: np.ndarray
-    count: int
-    scale: float = 0.01
-
-
 class Groups(NamedTuple):
     """Rows split into datasets: ``index[i]`` is the group (0 .. ``count`` - 1) of row i, and
     ``shared`` the vector coordinates common to every group (the rest vary per group)."""
@@ -145,11 +132,10 @@ def _per_group(plate: Any, on: bool) -> Any:
 
 
 def law_model(law: Law, inputs: tuple[ArrayLike, ...], loss: ArrayLike | None = None,
-              priors: NoisePriors | None = None, groups: Groups | None = None, levels: Levels | None = None) -> None:
+              priors: NoisePriors | None = None, groups: Groups | None = None) -> None:
     """The law in log space with a Student-t likelihood:
-    log L_i ~ StudentT(df, log_loss(params_g(i), log x1_i, log x2_i, ...) + level_h(i), sigma_g(i)),
-    g(i) the group of run i (one group without ``groups``), level_h(i) its :class:`Levels` group's
-    level (none without ``levels``).
+    log L_i ~ StudentT(df, log_loss(params_g(i), log x1_i, log x2_i, ...), sigma_g(i)),
+    g(i) the group of run i (one group without ``groups``).
 
     Sample sites: the law's vector coordinates (``<name>_c`` for centred intercepts, with
     ``<name>`` deterministic) and ``sigma``, of shape [count] where they vary per group.
@@ -176,14 +162,8 @@ def law_model(law: Law, inputs: tuple[ArrayLike, ...], loss: ArrayLike | None = 
     noise = law.priors if priors is None else priors
     with _per_group(plate, groups is not None):
         sigma = numpyro.sample("sigma", dist.HalfNormal(noise.sigma))
-    mean = law.log_loss(params, *log_x)
-    if levels is not None:
-        tau = numpyro.sample("level_scale", dist.HalfNormal(levels.scale))
-        with numpyro.plate("levels", levels.count):
-            z = numpyro.sample("level_z", dist.Normal(0.0, 1.0))
-        mean = mean + numpyro.deterministic("level", tau * z)[levels.index]
     with numpyro.plate("runs", log_x[0].shape[0]):
-        numpyro.sample("log_loss", dist.StudentT(noise.df, mean,
+        numpyro.sample("log_loss", dist.StudentT(noise.df, law.log_loss(params, *log_x),
                                                  sigma if groups is None else sigma[groups.index]),
                        obs=None if loss is None else jnp.log(loss))
 
