@@ -8,6 +8,9 @@ from pathlib import Path
 
 from jaxscale.cli import _options as o
 
+#: The laws of a schedule that curve fits (registry names).
+CURVE_LAWS = ("lr-annealing", "multipower")
+
 #: Protocols: how runs are grouped and split, and the schedule columns a table lacks.
 PROTOCOLS = {
     "sweep": {"group_by": "n_total", "split": "sweep", "defaults": {}, "run_by": None},
@@ -29,6 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "jaxscale curve misfitting_scaling_results.csv --protocol misfitting --json",
     )
     o.add_runs(p)
+    p.add_argument("--law", choices=CURVE_LAWS, default="lr-annealing",
+                   help="the law of whole curves: lr-annealing (Tissue et al. 2024, a registry law of the schedule "
+                   "areas) or multipower (Luo et al. 2025, a law of the whole schedule, fitted to every checkpoint "
+                   "of the runs --fit-runs and predicting --predict) (default: %(default)s)")
     p.add_argument("--protocol", choices=tuple(PROTOCOLS), default=None,
                    help="how runs are grouped and split (default: sweep for a sweep directory)")
     p.add_argument("--fit-runs", default=None, metavar="IDS", help="comma-separated run ids to fit")
@@ -95,12 +102,16 @@ def run(args: argparse.Namespace) -> int:
     check_bootstrap(args.bootstrap)
     o.check_out(args.out)
     path, plan = _plan(args)
+    if args.law == "multipower" and plan["split"] != "explicit":
+        raise ValueError("--law multipower fits the runs --fit-runs and predicts the runs --predict: name both")
     table = o.load_columns(args, path, sizes_vary=False)  # one law per model size
     if plan["split"] == "explicit":
         lc.check_named(table, _ids(args.fit_runs) + _ids(args.predict))
     split = {"sweep": lc.sweep_split, "longest": lc.longest_split}.get(plan["split"]) or lc.explicit_split(
         _ids(args.fit_runs), _ids(args.predict))
     lrs = run_learning_rates(table, source=args.lr_source, defaults=plan["defaults"])
+    if args.law == "multipower":
+        return _multipower(args, table, lrs, start)
     skip = lc.TRANSIENT_WARMUPS if args.skip_warmups is None else args.skip_warmups
     if skip < 0:
         raise ValueError(f"--skip-warmups must be >= 0, got {skip}")
@@ -124,6 +135,39 @@ def run(args: argparse.Namespace) -> int:
 
     emit(numbers, args.json, _print)
     return 0
+
+
+def _multipower(args: argparse.Namespace, table, lrs: dict, start: float) -> int:
+    """``--law multipower``: the multi-power law fitted to the runs named and predicting the others."""
+    from jaxscale.cli._output import emit
+    from jaxscale.fitting.multipower_curves import fit_multipower
+
+    fit = fit_multipower(table, lrs, _ids(args.fit_runs), _ids(args.predict))
+    numbers = {"law": "multipower", "lr_source": args.lr_source, **fit.summary(),
+               "runs": fit.errors().to_dict("records")}
+    numbers["seconds"] = time.perf_counter() - start
+    if args.out is not None:
+        from jaxscale._api._results import Figures
+        from jaxscale.plots.schedules import multipower_figure
+
+        numbers["files"] = [str(p) for p in Figures(multipower=multipower_figure(fit)).save(args.out)]
+    emit(numbers, args.json, _print_multipower)
+    return 0
+
+
+def _print_multipower(numbers: dict) -> None:
+    print(f"jaxscale curve --law multipower (rates {numbers['lr_source']}): L0 {numbers['L0']:.4g}, A {numbers['A']:.4g}, "
+          f"alpha {numbers['alpha']:.4g}, B {numbers['B']:.4g}, C {numbers['C']:.4g}, beta {numbers['beta']:.4g}, "
+          f"gamma {numbers['gamma']:.4g}")
+    print("| run | fitted | points | mean abs. rel. error | max |\n|---|---|---|---|---|")
+    for r in numbers["runs"]:
+        print(f"| {r['run_id']} | {'yes' if r['fitted'] else 'no'} | {r['points']} | {_cell(r['mare'])} | "
+              f"{_cell(r['max_are'])} |")
+    print(f"over every predicted checkpoint ({numbers['predicted_points']}): mean {_cell(numbers['curve_mare'])}, "
+          f"per-run mean {_cell(numbers['run_mare'])}, max {_cell(numbers['curve_max_are'])}")
+    for path in numbers.get("files", []):
+        print(f"wrote {path}")
+    print(f"time: {numbers['seconds']:.1f} s")
 
 
 #: The summary keys a bootstrap adds (:meth:`jaxscale.fitting.learning_curves.CurveFit.summary`).

@@ -47,7 +47,9 @@ def spread_across_line(x1: ArrayLike, x2: ArrayLike) -> float:
 def check_runs(law: Law, runs: RunsTable) -> None:
     """Refuse a table with fewer runs than ``law`` has parameters, or whose first two inputs lie
     on one line (module docstring) when the law needs them to vary independently, naming the
-    line and what would mend the table."""
+    line and what would mend the table; refuse a law of an optimal hyperparameter (not a loss)."""
+    if law.quantity != "loss":
+        raise ValueError(f"the {law.name} law gives the optimal {law.quantity}, not a loss: fit it with `jaxscale hparams`")
     if len(runs) < law.n_params:
         raise ValueError(f"{len(runs)} runs but the {law.name} law has {law.n_params} parameters")
     if not law.needs_independent_inputs:

@@ -111,7 +111,10 @@ class Law(Generic[P]):
     ``published`` holds parameter sets that papers report, by name (:meth:`published_params`);
     ``chinchilla_form`` says that the law is E + A x1^-alpha + B x2^-beta with parameters
     (A, B, E, alpha, beta) in that order, the form of Hoffmann et al.'s Eq. 2 (what needs that
-    form asks :attr:`chinchilla_undefined`).
+    form asks :attr:`chinchilla_undefined`); ``quantity`` what the law predicts: ``"loss"`` for
+    every law of the loss, else the optimal hyperparameter it gives (``"learning rate"``,
+    ``"batch size"``: the laws of :mod:`jaxscale.laws.steplaw` and
+    :mod:`jaxscale.laws.deepseek_hparams`), which loss fits refuse.
     """
 
     name: str
@@ -129,6 +132,7 @@ class Law(Generic[P]):
     needs_independent_inputs: bool = True
     published: Mapping[str, P] = dataclasses.field(default_factory=dict)
     chinchilla_form: bool = False
+    quantity: str = "loss"
 
     def __post_init__(self) -> None:
         if len(self.log_scale) != len(self.params_type._fields):

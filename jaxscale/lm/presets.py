@@ -26,6 +26,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from jaxscale.fitting.hyperparameters import CENTRES
+
 DEFAULT_CORPUS = "../shared/data/enwiki_30k_articles.txt.gz"
 SCHEMES = (1, 2, 3, 4)
 
@@ -82,6 +84,9 @@ class SweepConfig:
     interior_only: bool = True  # fit only budgets whose frontier size is neither the smallest nor the largest
     bootstrap: int = 1000
     lr_extensions: int = 0  # rates tried beyond a grid edge that holds a size's best rate
+    # centre each size's grid on a published eta*(N, D) (jaxscale.fitting.hyperparameters.centred_rates):
+    # its learning_rates scaled so that single_lr lands on eta* of the size's N_T and budget tokens
+    lr_centre: str | None = None
 
     def __post_init__(self) -> None:
         if not self.sizes:
@@ -109,6 +114,11 @@ class SweepConfig:
         for name in ("lr_extensions", "bootstrap"):
             if getattr(self, name) < 0:
                 raise ValueError(f"sweep {self.name!r}: {name} must be >= 0; got {getattr(self, name)}")
+        if self.lr_centre is not None and self.lr_centre not in CENTRES:
+            raise ValueError(f"sweep {self.name!r}: lr_centre must be one of {sorted(CENTRES)}; got {self.lr_centre!r}")
+        if self.lr_centre is not None and 1 in self.schemes:
+            raise ValueError(f"sweep {self.name!r}: lr_centre moves each size's grid, so no rate is common to every "
+                             "size: drop scheme 1 (one rate for all sizes) or lr_centre")
         if not 0 <= self.warmup_fraction < 0.5:
             raise ValueError(f"sweep {self.name!r}: warmup_fraction must be in [0, 0.5)")
 

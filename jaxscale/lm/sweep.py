@@ -35,6 +35,7 @@ from jaxscale.fitting.approach1 import (
     undefined_exponent,
 )
 from jaxscale.fitting.frontier_laws import FrontierLaws
+from jaxscale.fitting.hyperparameters import centred_rates
 from jaxscale.lm import distributed, sharding, tensorboard_logs
 from jaxscale.lm import sweep_diagnostics as diagnostics
 from jaxscale.lm import train as lm
@@ -133,6 +134,18 @@ def run_spec(
         seed=cfg.seed,
         eval_points=cfg.eval_points,
     )
+
+
+def grid_rates(cfg: SweepConfig, vocab_size: int) -> dict[str, list[float]]:
+    """Each size's learning-rate grid: the config's ``learning_rates``, or with ``lr_centre`` those
+    scaled so that ``single_lr`` lands on the law's eta*(N_T, D) of the size's 1.0 x budget
+    (:func:`jaxscale.fitting.hyperparameters.centred_rates`)."""
+    if cfg.lr_centre is None:
+        return {s.name: list(cfg.learning_rates) for s in cfg.sizes}
+    return {s.name: list(centred_rates(cfg.learning_rates, cfg.single_lr, cfg.lr_centre,
+                                       lm.run_param_counts(model_config(cfg, s, vocab_size)).total,
+                                       budget_steps(cfg, s, vocab_size) * cfg.tokens_per_step))
+            for s in cfg.sizes}
 
 
 def constant_runs(cfg: SweepConfig, vocab_size: int, rates: dict[str, list[float]]) -> list[lm.RunSpec]:
@@ -263,7 +276,7 @@ def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True) -> Sweep
     }
 
     curves: dict[str, pd.DataFrame | None] = {}
-    rates = {s.name: list(cfg.learning_rates) for s in cfg.sizes}
+    rates = grid_rates(cfg, vocab)
     plan = constant_runs(cfg, vocab, rates)
     for extension in range(cfg.lr_extensions + 1):
         for spec in progress_bar(plan, desc=f"{cfg.name}: LR grid" + (f" +{extension}" if extension else ""),

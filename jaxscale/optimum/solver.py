@@ -18,6 +18,11 @@ This module never uses a closed form:
 - :func:`local_exponent` is d log N*/d log C at a budget C, and :func:`local_exponent_at_n` the same
   quantity at an optimal size N*, g of Pearce & Song Eq. 17, both by ``jax.grad`` through the
   implicit solve.
+- :func:`optimal_log_inputs` is the unconstrained optimum of a law of more inputs in some of them
+  with the others fixed, e.g. the learning rate and batch size that minimise L(N, D, eta, B) at a
+  given (N, D): the root z* of the gradient G(z; x) of log L in the free log inputs z, by
+  safeguarded Newton steps (:func:`_newton_descent`), in the same ``jax.lax.custom_root``, so
+  dz*/dx = -G_z^(-1) G_x (the tangent solve is the k x k Hessian's, per point).
 
 ``law`` is a :class:`~jaxscale.laws.law.Law` of (N, D), whose ``log_loss`` is then minimised
 directly in log space (same minimiser, finite over the whole bracket, no exp/log round trip), or
@@ -29,7 +34,9 @@ against.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Sequence
 from typing import Any, Callable
 
 import jax
@@ -201,3 +208,115 @@ def local_exponent_at_n(law: Law, params: Any, n: ArrayLike) -> jnp.ndarray:
     """g of Pearce & Song Eq. 17 at an optimal size N*: 1/g = d log C / d log N* along the
     optimum, by implicit differentiation of :func:`optimal_log_compute`."""
     return optimal_log_compute_and_exponent(law, params, jnp.log(jnp.asarray(n)))[1]
+
+
+#: Newton steps of :func:`_newton_descent` before it gives up, the step halvings its line search
+#: tries, and the gradient norm below which its end point counts as stationary (float64).
+_NEWTON_ITER, _HALVINGS, STATIONARY_GTOL = 100, 30, 1e-8
+
+
+def _free_gradient(law: LawType, params: Any, log_x: Sequence[jnp.ndarray], free: tuple[int, ...],
+                   z: jnp.ndarray) -> jnp.ndarray:
+    """G(z) = d log L / d z, [..., k]: the law's gradient in its free log inputs ``free`` (indices
+    into its inputs) at z, the others at ``log_x``. Laws act elementwise, so the gradient of the sum
+    is each point's own."""
+    def total(z):
+        inputs = list(log_x)
+        for j, i in enumerate(free):
+            inputs[i] = z[..., j]
+        return jnp.sum(law.log_loss(params, *inputs))
+
+    return jax.grad(total)(z)
+
+
+def _per_point_jacobian(linear: Callable[[jnp.ndarray], jnp.ndarray], z: jnp.ndarray) -> jnp.ndarray:
+    """The [..., k, k] blocks of a map that acts on each point's k coordinates alone: column j is
+    its value at the unit vector e_j of every point."""
+    k = z.shape[-1]
+    return jnp.stack([linear(jnp.broadcast_to(jnp.eye(k, dtype=z.dtype)[j], z.shape)) for j in range(k)], -1)
+
+
+def _block_tangent_solve(g: Callable[[jnp.ndarray], jnp.ndarray], y: jnp.ndarray) -> jnp.ndarray:
+    return jnp.linalg.solve(_per_point_jacobian(g, y), y[..., None])[..., 0]
+
+
+def _newton_descent(value: Callable[[jnp.ndarray], jnp.ndarray], gradient: Callable[[jnp.ndarray], jnp.ndarray],
+                    z0: jnp.ndarray, xtol: float) -> jnp.ndarray:
+    """A local minimum of ``value`` (elementwise over points, [...]) in z [..., k] from z0: Newton
+    steps where the Hessian is positive definite, steepest descent where not, each halved until the
+    value does not rise (all :data:`_HALVINGS` trial lengths evaluated at once)."""
+    lengths = 0.5 ** jnp.arange(_HALVINGS, dtype=z0.dtype)
+
+    def cond(state):
+        i, z, step = state
+        return (i < _NEWTON_ITER) & jnp.any(jnp.abs(step) > xtol * (1.0 + jnp.abs(z)))
+
+    def body(state):
+        i, z, _ = state
+        g = gradient(z)
+        hessian = _per_point_jacobian(lambda t: jax.jvp(gradient, (z,), (t,))[1], z)
+        convex = jnp.all(jnp.linalg.eigvalsh(hessian) > 0, axis=-1, keepdims=True)
+        newton = -jnp.linalg.solve(jnp.where(convex[..., None], hessian, jnp.eye(z.shape[-1])), g[..., None])[..., 0]
+        direction = jnp.where(convex, newton, -g)
+        trials = z + lengths.reshape((-1,) + (1,) * z.ndim) * direction
+        lower = value(trials) <= value(z)
+        pick = jnp.argmax(lower, axis=0)
+        length = jnp.where(jnp.any(lower, axis=0), lengths[pick], 0.0)[..., None]
+        step = length * direction
+        return i + 1, z + step, step
+
+    return jax.lax.while_loop(cond, body, (0, z0, jnp.full_like(z0, jnp.inf)))[1]
+
+
+def _free_indices(law: LawType, free: Sequence[str]) -> tuple[int, ...]:
+    unknown = [name for name in free if name not in law.inputs]
+    if unknown:
+        raise ValueError(f"the {law.name} law has no input {unknown[0]!r}; its inputs are {law.inputs}")
+    return tuple(law.inputs.index(name) for name in free)
+
+
+def stationary_log_inputs(law: LawType, params: Any, log_x: Sequence[ArrayLike], free: Sequence[str], *,
+                          xtol: float = 1e-12) -> jnp.ndarray:
+    """z* [..., k]: the stationary point of log L in the log inputs named ``free`` (e.g. ``("eta",
+    "batch")``), the law's other inputs at ``log_x`` (one log array per input of the law, in its
+    order; the free ones are the starting guess), found by :func:`_newton_descent` and
+    differentiable in the fixed inputs and ``params`` by implicit differentiation."""
+    at = _free_indices(law, free)
+    log_x = [jnp.asarray(x) for x in jnp.broadcast_arrays(*log_x)]
+    guess = jnp.stack([log_x[i] for i in at], -1)
+
+    def residual(z):
+        return _free_gradient(law, params, log_x, at, z)
+
+    def value(z):
+        inputs = [jnp.broadcast_to(x, z.shape[:-1]) for x in log_x]
+        for j, i in enumerate(at):
+            inputs[i] = z[..., j]
+        return law.log_loss(params, *inputs)
+
+    def solve(f, z0):
+        return _newton_descent(value, f, z0, xtol)
+
+    return jax.lax.custom_root(residual, guess, solve, _block_tangent_solve)
+
+
+def optimal_log_inputs(law: LawType, params: Any, log_x: Sequence[ArrayLike], free: Sequence[str],
+                       **solve: Any) -> jnp.ndarray:
+    """The minimum z* [..., k] of log L in the log inputs ``free`` at the other inputs of ``log_x``
+    (:func:`stationary_log_inputs`, which takes ``solve``'s options), differentiable in them and in
+    ``params``. NaN where the end point is no minimum: its gradient exceeds :data:`STATIONARY_GTOL`
+    (the loss falls without end along some direction), its Hessian is not positive definite, or
+    the loss is not finite there."""
+    z = stationary_log_inputs(law, params, log_x, free, **solve)
+    at = _free_indices(law, free)
+    fixed = [jnp.asarray(x) for x in jnp.broadcast_arrays(*log_x)]
+    point = jax.lax.stop_gradient(z)
+    gradient = functools.partial(_free_gradient, law, params, fixed, at)
+    g = gradient(point)
+    hessian = _per_point_jacobian(lambda t: jax.jvp(gradient, (point,), (t,))[1], point)
+    inputs = list(fixed)
+    for j, i in enumerate(at):
+        inputs[i] = point[..., j]
+    minimum = (jnp.all(jnp.linalg.eigvalsh(hessian) > 0, axis=-1) & jnp.all(jnp.abs(g) < STATIONARY_GTOL, axis=-1)
+               & jnp.isfinite(law.log_loss(params, *inputs)))
+    return jnp.where(minimum[..., None], z, jnp.nan)

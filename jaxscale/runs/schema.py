@@ -22,6 +22,7 @@ TRAIN_LOSS = "train_loss"
 VAL_LOSS = "val_loss"
 LEARNING_RATE = "learning_rate"
 PEAK_LR = "peak_lr"  # the schedule's peak learning rate
+BATCH_TOKENS = "batch_tokens"  # tokens per optimiser step
 TOTAL_STEPS = "total_steps"  # the schedule's length in optimiser steps
 SCHEDULE = "schedule"  # the schedule's kind: "constant" or "cosine" (after warmup)
 WARMUP_STEPS = "warmup_steps"  # linear warmup from 0 to the peak over this many steps

@@ -36,8 +36,9 @@ from jaxscale.runs.tables import layout_of
 if TYPE_CHECKING:
     from jaxscale.runs.sources import SourceReport
 
-#: Law inputs beyond the model size and the tokens, and the column of a runs table that holds each.
-FURTHER_INPUTS = {"U_D": S.UNIQUE_TOKENS}
+#: Law inputs beyond the model size and the tokens, and the column of a runs table that holds each:
+#: the unique tokens (a validated field of the table) and a run's hyperparameters (read from its frame).
+FURTHER_INPUTS = {"U_D": S.UNIQUE_TOKENS, "eta": S.PEAK_LR, "batch": S.BATCH_TOKENS}
 #: Law inputs computed from each run's schedule (``jaxscale curve`` adds them), read as columns.
 SCHEDULE_INPUTS = (S.FORWARD_AREA, S.ANNEALING_AREA, S.FORWARD_TOKENS, S.ANNEALING_STEPS)
 
@@ -107,10 +108,12 @@ class RunsTable:
         column = FURTHER_INPUTS.get(name)
         if column is None:
             raise ValueError(f"this law also needs {name}, which a runs table does not hold")
-        values = getattr(self, column)
+        values = getattr(self, column, None)
+        if values is None and column in self.frame.columns and column not in ALIASES:
+            values = _numeric(self.frame, column, "table", positive=True)
         if values is None:
-            raise ValueError(f"this law needs {name} for every run: a column {column!r} "
-                             f"(or {', '.join(ALIASES[column][1:3])}) in the runs table")
+            spellings = f" (or {', '.join(ALIASES[column][1:3])})" if column in ALIASES else ""
+            raise ValueError(f"this law needs {name} for every run: a column {column!r}{spellings} in the runs table")
         return values
 
     def _size_and_tokens(self, inputs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:

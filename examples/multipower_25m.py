@@ -1,0 +1,101 @@
+"""The multi-power law against Tissue et al.'s on the 25M model's curves of Luo et al. (2025).
+
+The split and protocol are the paper's: both laws are fitted to every checkpoint of
+constant_24000, cosine_24000 and wsdcon_9 and predict every checkpoint of the other six runs; each
+run's rates are its schedule's at every step from step 0, the 2,160 warmup steps included, built
+from the data folder's README (linear warmup to 3e-4; cosine to 3e-5; WSD's geometric and WSDLD's
+linear decay from step 20,000 to 3e-5; the two-stage runs' drop at step 8,000) and checked against
+the rate each CSV logs. The errors are |Lhat / L - 1| over every predicted checkpoint (and the mean
+of the per-run means, the paper's PredE). Also: the authors' own parameters under the same
+evaluation, and the schedule that the fitted law predicts to end lowest.
+
+Run: python examples/multipower_25m.py   (a few minutes on a CPU; ../shared/data beside the clone)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+
+from jaxscale.fitting import learning_curves, multipower_curves
+from jaxscale.laws import multipower
+from jaxscale.optimum.schedules import optimal_schedule
+from jaxscale.runs.table import load_runs
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multipower_25m"
+PEAK, WARMUP, FLOOR, TWO_STAGE_AT, DECAY_FROM = 3e-4, 2160, 3e-5, 8000, 20_000
+FITTED = ["constant_24000", "cosine_24000", "wsdcon_9"]
+PREDICTED = ["constant_72000", "cosine_72000", "wsd_20000_24000", "wsdld_20000_24000", "wsdcon_3", "wsdcon_18"]
+
+
+def schedule(name: str, length: int) -> np.ndarray:
+    """The rate of every update 0..length-1 of run ``name`` (the paper's definitions)."""
+    i = np.arange(length, dtype=np.float64)
+    kind, *rest = name.split("_")
+    if kind == "constant":
+        rates = np.full(length, PEAK)
+    elif kind == "cosine":
+        total = int(rest[0])
+        rates = FLOOR + 0.5 * (PEAK - FLOOR) * (1 + np.cos(np.pi * np.clip(i - WARMUP, 0, None) / (total - WARMUP)))
+    elif kind in ("wsd", "wsdld"):
+        p = np.clip((i - DECAY_FROM) / (int(rest[1]) - DECAY_FROM), 0, 1)
+        rates = PEAK ** (1 - p) * FLOOR ** p if kind == "wsd" else PEAK * (1 - p) + FLOOR * p
+    else:  # wsdcon_K: 3e-4 to step 8,000, then K x 1e-5
+        rates = np.where(i < TWO_STAGE_AT, PEAK, int(rest[0]) * 1e-5)
+    return np.where(i < WARMUP, np.minimum(i / (WARMUP - 1), 1.0) * PEAK, rates)
+
+
+def curves() -> tuple:
+    """The nine runs as one runs table, and each run's rates eta_1..eta_T (eta_s: the update after step s - 1)."""
+    frames, lrs = [], {}
+    for path in sorted(DATA.glob("*.csv")):
+        frame = pd.read_csv(path)
+        if path.stem.endswith("_24000"):
+            frame = frame[frame["step"] < 24_000]  # the last logged point is the schedule's end, as the paper drops it
+        rates = schedule(path.stem, int(frame["step"].max()) + 1)
+        logged = rates[frame["step"].to_numpy()]
+        assert np.allclose(logged, frame["lr"], rtol=1e-6), path.stem  # the CSV's own rate at each step
+        lrs[path.stem] = rates
+        frames.append(frame.assign(run_id=path.stem, n_total=25e6, tokens=frame["step"] * 1.0))
+    table = pd.concat(frames, ignore_index=True)[["run_id", "step", "n_total", "tokens", "loss"]]
+    return load_runs(table, sizes_vary=False), lrs
+
+
+def errors(predictions: pd.DataFrame) -> tuple[float, float]:
+    """Mean |relative error| over every checkpoint, and the mean of the per-run means."""
+    error = (predictions["predicted"] / predictions["loss"] - 1).abs()
+    return float(error.mean()), float(error.groupby(predictions["run_id"]).mean().mean())
+
+
+def main() -> None:
+    table, lrs = curves()
+    fit = multipower_curves.fit_multipower(table, lrs, FITTED, PREDICTED)
+    mpl = errors(fit.predictions[~fit.predictions["fitted"]])
+    print(f"multi-power law, fitted: {fit.params}")
+    print(f"  {fit.n_converged} of {fit.n_minimised} starts converged, objective {fit.objective:.6g}")
+    print(f"  predicted checkpoints: mean error {mpl[0]:.3%}, per-run mean {mpl[1]:.3%}")
+    with jax.enable_x64(True):
+        published = pd.concat([pd.DataFrame({"run_id": run, "loss": d.loss, "predicted": np.asarray(
+            multipower.loss(multipower.PUBLISHED_25M, jax.tree.map(jnp.asarray, d.curve)))})
+            for run, d in zip(PREDICTED, multipower_curves.curve_data(table, lrs, PREDICTED))])
+        objective = float(multipower_curves.objective(
+            multipower.to_vector(multipower.PUBLISHED_25M),
+            jax.tree.map(jnp.asarray, multipower_curves.curve_data(table, lrs, FITTED))))
+    authors = errors(published)
+    print(f"  the authors' parameters: mean error {authors[0]:.3%}, per-run mean {authors[1]:.3%}, "
+          f"objective {objective:.6g}")
+    tissue = learning_curves.fit_group(table, lrs, FITTED, PREDICTED, skip_warmups=0)
+    lra = errors(tissue.predictions)
+    print(f"Tissue et al.'s law (lambda 0.999): {tissue.fit.params}")
+    print(f"  predicted checkpoints: mean error {lra[0]:.3%}, per-run mean {lra[1]:.3%}")
+    best = optimal_schedule(fit.params, 24_000, PEAK, WARMUP)
+    print(f"optimised schedule under the fitted law: final loss {best.loss:.4f}; "
+          + ", ".join(f"{name} {loss:.4f} (+{best.gains()[name]:.4f})" for name, (_, loss) in best.baselines.items()))
+
+
+if __name__ == "__main__":
+    main()

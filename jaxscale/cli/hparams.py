@@ -1,0 +1,133 @@
+"""``jaxscale hparams``: the optimal learning rate and batch size, from hyperparameter grids or a published law."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+EXAMPLE = """jaxscale hparams ../shared/data/steplaw_dense_lr_bs_loss.csv --sequence-length 2048 --out hparams_figures
+jaxscale hparams --published steplaw --n 7e9 --tokens 1.4e12
+jaxscale hparams --published deepseek --compute 1e24"""
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number: {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
+    return value
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "hparams", help="the optimal learning rate and batch size: fitted to hyperparameter grids, or published",
+        description="From a CSV of hyperparameter grids (runs at many peak learning rates and batch sizes for each "
+        "(N, D)): each group's optimum by the declared rule of jaxscale.fitting.hyperparameters (a quadratic in "
+        "(log eta, log B) over the runs within 1%% of the group's smoothed-loss minimum), Step Law's eta*(N, D) = "
+        "A N^-alpha D^beta and B*(D) = A D^beta through the optima with 95%% bootstrap intervals (runs resampled "
+        "within groups), and the joint law L(N, D, eta, B) whose optimum comes from the implicit-differentiation "
+        "solver. Or, with --published, eta* and B* of a planned run under Step Law (--n, --tokens) or DeepSeek "
+        "(--compute).",
+        epilog="Example:\n" + "\n".join(f"  {line}" for line in EXAMPLE.splitlines()),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("runs", type=Path, nargs="?", default=None, metavar="RUNS",
+                   help="CSV of hyperparameter grids: N, D, peak learning rate, batch size, (smoothed) loss")
+    p.add_argument("--published", choices=("steplaw", "deepseek"), default=None,
+                   help="a published law instead of a table")
+    p.add_argument("--n", type=_positive, default=None, metavar="N", help="model parameters of the planned run")
+    p.add_argument("--tokens", type=_positive, default=None, metavar="D", help="training tokens of the planned run")
+    p.add_argument("--compute", type=_positive, default=None, metavar="C", help="training FLOPs of the planned run")
+    p.add_argument("--lr-col", default=None, metavar="NAME", help="column of the peak learning rate (default: "
+                   "peak_lr, lr or learning_rate)")
+    p.add_argument("--batch-col", default=None, metavar="NAME", help="column of the batch size (default: "
+                   "batch_tokens, batch_size, bs or batch)")
+    p.add_argument("--loss-col", default=None, metavar="NAME", help="column of the smoothed loss the rule reads "
+                   "(default: 'smooth loss' or smoothed_loss if present, else the loss)")
+    p.add_argument("--sequence-length", type=_positive, default=1.0, metavar="L",
+                   help="tokens per unit of the batch column (Step Law's bs counts sequences of 2048) "
+                   "(default: %(default)g: the column is in tokens)")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="R",
+                   help="resamples of runs within groups for 95%% intervals, 0 for none (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
+    p.add_argument("--no-joint", action="store_true", help="skip the joint law L(N, D, eta, B)")
+    p.add_argument("--out", type=Path, default=None, metavar="DIR", help="write the figures into DIR")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.set_defaults(run=run)
+
+
+def _check(args: argparse.Namespace) -> None:
+    if args.published is None and args.runs is None:
+        raise ValueError("give RUNS (a CSV of hyperparameter grids) or --published steplaw|deepseek")
+    if args.published is not None and args.runs is not None:
+        raise ValueError("give RUNS or --published, not both")
+    if args.published is None and any(v is not None for v in (args.n, args.tokens, args.compute)):
+        raise ValueError("--n, --tokens and --compute go with --published")
+    if args.bootstrap < 0:
+        raise ValueError(f"--bootstrap must be >= 0, got {args.bootstrap}")
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        raise ValueError(f"--out {args.out}: not a directory")
+
+
+def run(args: argparse.Namespace) -> int:
+    from jaxscale._api.hparams import hparams
+    from jaxscale.cli._output import emit
+
+    _check(args)
+    result = hparams(args.runs, published=args.published, n=args.n, tokens=args.tokens, compute=args.compute,
+                     lr_col=args.lr_col, batch_col=args.batch_col, smoothed_col=args.loss_col,
+                     sequence_length=args.sequence_length, bootstrap=args.bootstrap, seed=args.seed,
+                     joint=not args.no_joint)
+    numbers = result.to_dict()
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        numbers["files"] = []
+        for name, figure in result.plot().items():
+            figure.savefig(args.out / f"{name}.png", dpi=110)
+            numbers["files"].append(str(args.out / f"{name}.png"))
+    emit(numbers, args.json, _print)
+    return 0
+
+
+def _num(value) -> str:
+    return "undefined" if value is None else f"{value:.4g}"
+
+
+def _print(numbers: dict) -> None:
+    if "published" in numbers:
+        inputs = ", ".join(f"{k} = {v:.4g}" for k, v in numbers["inputs"].items())
+        print(f"jaxscale hparams: {numbers['published']} ({numbers['citation']})")
+        print(f"  {inputs}")
+        print(f"  peak learning rate eta* = {_num(numbers['learning_rate'])}   ({numbers['formulas'][0]})")
+        print(f"  batch size B* = {_num(numbers['batch_tokens'])} tokens   ({numbers['formulas'][1]})")
+        print("  intervals: undefined (the published law gives none)")
+        if numbers["note"]:
+            print(f"  note: {numbers['note']}")
+        return
+    per_group = numbers["per_group"]
+    print(f"jaxscale hparams: {numbers['source']}: {numbers['runs']} runs in {numbers['groups']} (N, D) groups; "
+          f"loss column {per_group['loss_column']!r}, window {per_group['window']:.0%}")
+    print("| N | D | runs | window | eta* | B* (tokens) |\n|---|---|---|---|---|---|")
+    for g in per_group["groups"]:
+        print(f"| {g['N']:.4g} | {g['D']:.4g} | {g['runs']} | {g['window_runs']} | {_num(g['lr_opt'])} | "
+              f"{_num(g['batch_opt'])} |")
+    print(f"\npower laws through the optima (95% intervals from {per_group['resamples']} resamples of runs within "
+          "groups):")
+    for name, law in per_group["laws"].items():
+        for q, v in law["params"].items():
+            pub = per_group["published"].get(f"{name}.{q}")
+            ci = "" if v["lower"] is None else f" [{v['lower']:.4g}, {v['upper']:.4g}]"
+            print(f"  {name:<14} {q:<6} {_num(v['estimate'])}{ci}" + (f"   published {pub:g}" if pub is not None else ""))
+    joint = numbers["joint"]
+    if joint is not None:
+        print(f"\njoint law ({joint['formula']}), {joint['n_points']} runs, {joint['n_converged']} of "
+              f"{joint['n_starts']} starts converged; exponents by implicit differentiation:")
+        for name, a in numbers["agreement"].items():
+            ci = a["per_group_ci95"]
+            where = "" if a["inside"] is None else (" inside" if a["inside"] else " outside")
+            print(f"  {name:<11} {_num(a['joint'])}{where} the per-group interval"
+                  + ("" if ci is None else f" [{ci[0]:.4g}, {ci[1]:.4g}]"))
+    for path in numbers.get("files", []):
+        print(f"wrote {path}")

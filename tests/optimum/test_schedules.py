@@ -1,0 +1,31 @@
+"""Schedule optimisation through a fitted multi-power law (jaxscale.optimum.schedules)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jaxscale.fitting import multipower_curves as mc
+from jaxscale.optimum import schedules as sc
+from tests.fitting.test_multipower_curves import FITTED, PEAK, WARMUP, _table
+
+
+def test_the_optimised_schedule_beats_cosine_and_wsd_under_the_fitted_law():
+    table, lrs = _table(noise=1e-3)
+    fitted = mc.fit_multipower(table, lrs, FITTED, []).params
+    best = sc.optimal_schedule(fitted, 3000, PEAK, WARMUP, iterations=600, knots=32)
+    assert np.all(np.diff(best.lrs[WARMUP:]) <= 0) and best.lrs.max() <= PEAK * (1 + 1e-12)
+    np.testing.assert_allclose(best.lrs[:WARMUP], np.minimum(np.arange(1, WARMUP + 1) / WARMUP, 1) * PEAK)
+    gains = best.gains()
+    assert gains["cosine"] > 0 and gains["wsd"] > 0, gains
+    assert best.history[-1] < best.history[0]
+    assert best.to_dict()["gain"] == gains
+
+
+def test_bad_lengths_and_peaks_are_refused():
+    from jaxscale.laws.multipower import PUBLISHED_25M
+
+    with pytest.raises(ValueError, match="warmup_steps < steps - 1"):
+        sc.optimal_schedule(PUBLISHED_25M, 100, 3e-4, 100)
+    with pytest.raises(ValueError, match="peak_lr must be a number > 0"):
+        sc.optimal_schedule(PUBLISHED_25M, 100, -1.0, 10)
