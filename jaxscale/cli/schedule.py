@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from jaxscale.cli.fit import add_column_arguments, load_columns
-from jaxscale.cli.hparams import _positive
+from jaxscale.cli import _options as o
 
 EXAMPLE = """jaxscale schedule --published luo-25m --steps 24000 --peak-lr 3e-4 --warmup-steps 2160 --out schedule_figures
 jaxscale schedule curves.csv --fit-runs constant_24000,cosine_24000,wsdcon_9 --steps 24000 --peak-lr 3e-4 \\
@@ -23,14 +22,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "checkpoint of the runs --fit-runs of RUNS.",
         epilog="Example:\n" + "\n".join(f"  {line}" for line in EXAMPLE.splitlines()),
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_column_arguments(p, required=False)
+    o.add_runs(p, required=False)
     p.add_argument("--published", choices=("luo-25m",), default=None, help="a published multi-power law")
     p.add_argument("--fit-runs", default=None, metavar="IDS", help="comma-separated runs of RUNS to fit the law to")
     p.add_argument("--lr-source", choices=("named", "recorded"), default="recorded",
                    help="per-step rates of the fitted runs: from their schedule columns, or interpolated from "
                    "their learning_rate column (default: %(default)s)")
     p.add_argument("--steps", type=int, required=True, help="length of the schedule in steps")
-    p.add_argument("--peak-lr", type=_positive, required=True, metavar="ETA", help="the peak learning rate")
+    p.add_argument("--peak-lr", type=o.positive, required=True, metavar="ETA", help="the peak learning rate")
     p.add_argument("--warmup-steps", type=int, default=0, metavar="W", help="linear warmup steps (default: 0)")
     p.add_argument("--iterations", type=int, default=3000, help="gradient-descent steps (default: %(default)s)")
     p.add_argument("--out", type=Path, default=None, metavar="DIR", help="write the figure into DIR")
@@ -53,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         from jaxscale.fitting.multipower_curves import fit_multipower
         from jaxscale.runs.schedules import run_learning_rates
 
-        table = load_columns(args, args.runs, sizes_vary=False)
+        table = o.load_columns(args, args.runs, sizes_vary=False)
         fitted = [r.strip() for r in args.fit_runs.split(",") if r.strip()]
         law = fit_multipower(table, run_learning_rates(table, source=args.lr_source), fitted, [])
     result = schedule(law, published=args.published, steps=args.steps, peak_lr=args.peak_lr,

@@ -83,6 +83,22 @@ class Solution(NamedTuple):
     memory: Memory | None = None
 
 
+def best_converged(sol: Solution) -> int:
+    """Index of the lowest objective among the converged solutions of a batch of starts (among
+    the finite ones if none converged).
+
+    Raises:
+        ValueError: if no start reached a finite objective.
+    """
+    value = np.asarray(sol.value)
+    ok = np.asarray(sol.converged) & np.isfinite(value)
+    if not ok.any():
+        ok = np.isfinite(value)
+    if not ok.any():
+        raise ValueError("no start reached a finite objective; check the data and the grid")
+    return int(np.argmin(np.where(ok, value, np.inf)))
+
+
 class _State(NamedTuple):
     theta: jnp.ndarray
     value: jnp.ndarray

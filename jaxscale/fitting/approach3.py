@@ -121,17 +121,6 @@ class FitResult:
         return {**self.params._asdict(), **derived, "objective": self.objective, "n_points": self.n_points}
 
 
-def _best_converged(sol: lbfgs.Solution) -> int:
-    """Index of the lowest objective among converged solutions (any finite one if none)."""
-    value = np.asarray(sol.value)
-    ok = np.asarray(sol.converged) & np.isfinite(value)
-    if not ok.any():
-        ok = np.isfinite(value)
-    if not ok.any():
-        raise ValueError("no start reached a finite objective; check the data and the grid")
-    return int(np.argmin(np.where(ok, value, np.inf)))
-
-
 @functools.cache
 def _values(objective: Callable) -> Callable:
     return jax.jit(jax.vmap(objective, in_axes=(0, None)))
@@ -187,7 +176,7 @@ def fit_approach3(
     sol, vectors = solve_centred(objective, law, kept, data, options,
                                  slots=lbfgs.SLOTS if screen is None else SCREEN_SLOTS, keep_memory=True)
     seconds = time.perf_counter() - t0
-    best = _best_converged(sol)
+    best = lbfgs.best_converged(sol)
     vector = vectors[best]
     return FitResult(
         law=law, params=jax.tree.map(float, law.from_vector(vector)), vector=vector, objective=float(sol.value[best]),

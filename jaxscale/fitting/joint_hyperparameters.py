@@ -40,13 +40,13 @@ import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
 from jaxscale.core import lbfgs
 from jaxscale.core.numerics import float64
-from jaxscale.fitting.approach3 import best_converged, floats
 from jaxscale.fitting.hyperparameters import WINDOW, GridRuns, HyperparameterFit
 from jaxscale.fitting.objective import huber
 from jaxscale.laws import hparam_bowl
@@ -185,9 +185,9 @@ def fit_joint(runs: GridRuns, per_group: HyperparameterFit | None = None, law: L
     data = level_data(law, window_table(runs), runs.group[rows])
     grid = starts(law, per_group)
     sol = lbfgs.solver(_objective(law), options)(jnp.asarray(grid), data)
-    best = best_converged(sol)
+    best = lbfgs.best_converged(sol)
     theta = np.asarray(sol.theta[best])
-    params = floats(law.from_vector(theta))
+    params = jax.tree.map(float, law.from_vector(theta))
     level = np.asarray(levels(law, jnp.asarray(theta), data)[1])
     return JointFit(law, params, float(sol.value[best]), int(rows.sum()), len(grid), int(np.sum(sol.converged)),
                     level, group_optima(law, params, runs.groups.reset_index(drop=True)))

@@ -32,7 +32,6 @@ import pandas as pd
 
 from jaxscale.core import lbfgs
 from jaxscale.core.numerics import float64
-from jaxscale.fitting.approach3 import best_converged, floats
 from jaxscale.fitting.learning_curves import check_named
 from jaxscale.fitting.objective import DELTA, huber
 from jaxscale.laws import multipower
@@ -166,8 +165,8 @@ def fit_multipower(table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Sequ
     values = np.asarray(_values()(jnp.asarray(grid), data))
     kept = grid[np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")[:screen]]
     sol = jax.tree.map(np.asarray, lbfgs.solver(objective, options)(jnp.asarray(kept), data))
-    best = best_converged(sol)
-    params = floats(multipower.from_vector(jnp.asarray(sol.theta[best])))
+    best = lbfgs.best_converged(sol)
+    params = jax.tree.map(float, multipower.from_vector(jnp.asarray(sol.theta[best])))
     data = jax.tree.map(jnp.asarray, curve_data(table, lrs, list(fitted)))
     frames = [_frame(data, fitted, predict(params, data), True)]
     if predicted:
