@@ -8,8 +8,7 @@ from pathlib import Path
 from jaxscale.cli import _options as o
 
 EXAMPLE = """jaxscale schedule --published luo-25m --steps 24000 --peak-lr 3e-4 --warmup-steps 2160 --out schedule_figures
-jaxscale schedule curves.csv --fit-runs constant_24000,cosine_24000,wsdcon_9 --steps 24000 --peak-lr 3e-4 \\
-    --warmup-steps 2160 --lr-source recorded"""
+jaxscale schedule curves.csv --fit-runs constant_24000,cosine_24000,wsdcon_9 --steps 24000 --peak-lr 3e-4 --warmup-steps 2160"""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
