@@ -14,11 +14,12 @@ import functools
 import io
 import math
 from pathlib import Path
-from typing import Any, Iterable
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Iterable
 
 from jaxscale.support.json_native import json_native
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Resolution of every saved figure.
 DPI = 110
@@ -52,6 +53,8 @@ class Figures(dict):
 def rows(entries: Iterable[dict[str, Any]]) -> pd.DataFrame:
     """A summary table of ``entries`` (dicts with the keys of :data:`COLUMNS` and more; a missing
     or None number is NaN)."""
+    import pandas as pd  # imported when a summary is asked for: commands that print none stay light
+
     frame = pd.DataFrame(list(entries))
     for column in COLUMNS[1:]:
         frame[column] = pd.to_numeric(frame[column], errors="coerce") if column in frame else math.nan

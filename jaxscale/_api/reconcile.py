@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from jaxscale._api._results import Figures, Result, bounds, rows
-from jaxscale._api.runs import Runs, as_runs
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from jaxscale._api.runs import Runs
 
 #: The quantities of the reconciliation of a published set: (key, meaning, format).
 ROWS = (
@@ -117,6 +119,9 @@ def reconcile(published: str | None = None, *, runs: Runs | None = None, bootstr
         raise ValueError("reconcile takes a published parameter set or runs, not both")
     if bootstrap < 2:
         raise ValueError(f"bootstrap must be >= 2, got {bootstrap}")
+    from jaxscale._api.runs import (
+        as_runs,  # a published set needs no table (nor pandas)
+    )
     from jaxscale.reconciliation.on_runs import reconcile_runs
 
     table = as_runs(runs)

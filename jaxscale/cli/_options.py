@@ -58,8 +58,7 @@ def positive(text: str) -> float:
 def add_source(p: argparse.ArgumentParser) -> None:
     """How to read runs that live in an experiment tracker (:mod:`jaxscale.runs.sources`): its
     kind, the metric read as the loss, a W&B runs-table export, and the loss policy."""
-    from jaxscale.runs.policy import LOSS_POLICIES
-    from jaxscale.runs.sources import SOURCE_KINDS
+    from jaxscale.runs.schema import LOSS_POLICIES, SOURCE_KINDS
 
     p.add_argument("--source", dest="source_kind", choices=SOURCE_KINDS, default=None, metavar="KIND",
                    help=f"the runs' source, one of {', '.join(SOURCE_KINDS)} (default: detected)")

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-LOSS_POLICIES = ("every", "final", "min", "ema")
+from jaxscale.runs.schema import LOSS_POLICIES
+
 #: Span of the EMA in logged points: the last ten checkpoints carry 86% of the weight.
 DEFAULT_EMA_SPAN = 10.0
 #: A run whose loss climbs past 1.5 x its own minimum after reaching it has diverged (evaluation

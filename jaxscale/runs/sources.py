@@ -37,7 +37,6 @@ from jaxscale.runs.logged import RUN, STEP, TAG, VALUE, Logged
 from jaxscale.runs.model_config import RUN_KEYS, run_architecture
 from jaxscale.runs.policy import LossPolicy, apply_policy, as_policy, check_curve
 
-SOURCE_KINDS = ("table", "tensorboard", "mlflow", "wandb")
 #: Metric names read as the loss, in order of preference (compared after :func:`schema.fold`).
 LOSS_TAGS = ("val_loss", "eval_loss", "validation_loss", "valid_loss", "loss_val", "val_lm_loss", "loss",
              "lm_loss", "train_loss", "training_loss")
@@ -88,7 +87,7 @@ class SourceReport:
 
 
 def detect_kind(source: str | Path) -> str:
-    """The kind of ``source`` (one of :data:`SOURCE_KINDS`) where its files tell unambiguously.
+    """The kind of ``source`` (one of :data:`jaxscale.runs.schema.SOURCE_KINDS`) where its files tell unambiguously.
 
     Raises:
         FileNotFoundError: no such path.
@@ -158,8 +157,8 @@ def read_logged(source: str | Path, kind: str | None = None, config: str | Path 
     """The tracker store ``source`` as read by its reader (``kind`` detected unless given).
     ``config``: a W&B runs-table export with the runs' configurations."""
     kind = detect_kind(source) if kind is None else kind
-    if kind not in SOURCE_KINDS[1:]:
-        raise ValueError(f"source kind must be one of {', '.join(SOURCE_KINDS)}; got {kind!r}")
+    if kind not in S.SOURCE_KINDS[1:]:
+        raise ValueError(f"source kind must be one of {', '.join(S.SOURCE_KINDS)}; got {kind!r}")
     if config is not None and kind != "wandb":
         raise ValueError(f"a separate runs-table file (config) is read for W&B exports only, not {kind}")
     return _reader(kind)(source, config) if kind == "wandb" else _reader(kind)(source)
