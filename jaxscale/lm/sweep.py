@@ -246,15 +246,19 @@ class SweepResult:
         }
 
 
-def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True) -> SweepResult | None:
+def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True, microbatches: int = 1) -> SweepResult | None:
     """Train (or resume) every run of ``cfg`` under ``out``, then fit and write the runs table
-    and the tables of exponents.
+    and the tables of exponents. Each batch is split over all devices and, on each, computed in
+    ``microbatches`` parts one after another (:func:`jaxscale.lm.train.train`: the same runs in
+    less memory).
 
     In a multi-process run (:func:`jaxscale.lm.distributed.initialize` first) every process
     trains, process 0 alone writes files and shows progress, and the others return None after
     training; ``out`` must be a directory all of them see.
     """
     start = time.perf_counter()
+    mesh = sharding.data_mesh()
+    sharding.check_divisible(cfg.batch_size, mesh, microbatches)
     out = Path(out)
     runs_dir = out / "runs"
     main = distributed.is_main_process()
@@ -270,7 +274,8 @@ def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True) -> Sweep
     vocab = tokenizer.get_vocab_size()
     data = TokenBatches(ids, cfg.n_ctx, cfg.batch_size)
     train_kwargs = {
-        "mesh": sharding.data_mesh(),
+        "mesh": mesh,
+        "microbatches": microbatches,
         "peak_flops": lm.matmul_peak_flops(1024) if progress else None,
         "progress": progress,
     }
