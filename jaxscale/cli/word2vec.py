@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from jaxscale.cli import _options as o
@@ -42,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--examples", choices=("auto", "host", "device"), default="auto",
                        help="who builds the examples: numpy, or the accelerator (auto: the device on a GPU/TPU)")
     train.add_argument("--text", action="store_true", help="also write vectors.txt (word2vec text format)")
-    train.add_argument("--checkpoint-seconds", type=float, default=300.0, help="seconds between checkpoints")
+    train.add_argument("--checkpoint-seconds", type=_nonnegative_seconds, default=300.0,
+                       help="seconds between checkpoints (0: after every chunk)")
     train.add_argument("--json", action="store_true")
     train.set_defaults(run=run_train)
 
@@ -92,6 +94,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     scaling.set_defaults(run=run_scaling)
 
 
+def _nonnegative_seconds(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0; got {text}")
+    return value
+
+
 def _load_vectors(path: Path):
     from jaxscale.word2vec.vector_files import load_word2vec
 
@@ -100,20 +109,24 @@ def _load_vectors(path: Path):
 
 def run_train(args: argparse.Namespace) -> int:
     from jaxscale.cli._output import print_json
-    from jaxscale.word2vec.train import train_from_file
+    from jaxscale.word2vec.train import Word2VecDiverged, train_from_file
 
     options = ("model", "loss", "dim", "window", "negative", "sample", "min_count", "epochs", "alpha", "seed", "batch",
                "neg_row_cap", "examples")
-    summary = train_from_file(
-        args.corpus,
-        args.out,
-        phrases=args.phrases,
-        max_chars=args.max_chars,
-        write_text=args.text,
-        checkpoint_seconds=args.checkpoint_seconds,
-        progress=not args.json,
-        **{name: getattr(args, name) for name in options},
-    )
+    try:
+        summary = train_from_file(
+            args.corpus,
+            args.out,
+            phrases=args.phrases,
+            max_chars=args.max_chars,
+            write_text=args.text,
+            checkpoint_seconds=args.checkpoint_seconds,
+            progress=not args.json,
+            **{name: getattr(args, name) for name in options},
+        )
+    except Word2VecDiverged as err:  # a failed run, not bad input: exit 1, no vectors written
+        print(f"jaxscale word2vec: error: {err}", file=sys.stderr)
+        return 1
     if args.json:
         print_json(summary)
         return 0

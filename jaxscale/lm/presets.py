@@ -16,19 +16,28 @@ embeddings are 87% of the smallest and 52% of the largest, every size's budget e
 same compute C_T and its constant runs going on to the same C_\\E; docs/sweep_protocol.md),
 ``paper`` (Pearce & Song's settings for accelerators: N_T 0.8M-4.6M with the GPT-2-sized
 vocabulary, context 16, 65,536 tokens per update, 4000/8000 updates, learning rates 0.001-0.05).
+
+The corpus: a config's ``corpus`` (``jaxscale sweep --corpus PATH``), or, when it names none,
+:func:`default_corpus`: the file named by the environment variable ``JAXSCALE_CORPUS``, else
+``../shared/data/enwiki_30k_articles.txt.gz`` beside the clone jaxscale is installed from;
+never a path relative to the current directory.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from jaxscale.fitting.hyperparameters import CENTRES
 
-DEFAULT_CORPUS = "../shared/data/enwiki_30k_articles.txt.gz"
+#: The environment variable naming the corpus of a sweep whose config names none.
+CORPUS_VARIABLE = "JAXSCALE_CORPUS"
+#: The presets' corpus (English Wikipedia, 30k articles) in the shared data folder beside a clone.
+SHARED_CORPUS = Path("shared") / "data" / "enwiki_30k_articles.txt.gz"
 SCHEMES = (1, 2, 3, 4)
 
 
@@ -61,7 +70,7 @@ class SweepConfig:
     vocab_size: int
     n_ctx: int
     batch_size: int
-    corpus: str = DEFAULT_CORPUS
+    corpus: str | None = None  # None: default_corpus()
     corpus_chars: int | None = None
     tokenizer_file: str | None = None
     positions: str = "learned"
@@ -128,6 +137,46 @@ class SweepConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def default_corpus() -> Path:
+    """The corpus of a sweep whose config names none, found without the current directory:
+    ``$JAXSCALE_CORPUS`` if set, else :data:`SHARED_CORPUS` beside the clone that jaxscale is
+    installed from (an editable install), if there is one.
+
+    Raises:
+        ValueError: neither is there (one line naming ``--corpus``).
+    """
+    if os.environ.get(CORPUS_VARIABLE):
+        return Path(os.environ[CORPUS_VARIABLE]).expanduser()
+    clone = Path(__file__).resolve().parents[2]
+    beside = clone.parent / SHARED_CORPUS
+    if (clone / "pyproject.toml").is_file() and beside.is_file():
+        return beside
+    raise ValueError(
+        f"no corpus: give one with --corpus PATH (a .txt or .txt.gz file) or the environment variable "
+        f"{CORPUS_VARIABLE} (the default, {beside}, beside a clone of jaxscale, is not there)"
+    )
+
+
+def with_corpus(cfg: SweepConfig, corpus: str | Path | None = None) -> SweepConfig:
+    """``cfg`` training on ``corpus`` if given, else on its own corpus, else on
+    :func:`default_corpus`; the path is made absolute, so the config (and the ``config.json``
+    a sweep writes) means the same file from any directory."""
+    path = Path(corpus if corpus is not None else cfg.corpus or default_corpus()).expanduser()
+    if not path.exists():
+        raise FileNotFoundError(f"corpus not found: {path}")
+    return dataclasses.replace(cfg, corpus=str(path.absolute()))
+
+
+def first_sizes(cfg: SweepConfig, k: int) -> SweepConfig:
+    """``cfg`` training only its first ``k`` model sizes (e.g. the ``paper`` preset's first model
+    on a free Colab runtime). With one size only its learning-rate grid is trained (schemes 1
+    and 2): the annealed runs of schemes 3 and 4 serve fits across sizes."""
+    if not 1 <= k <= len(cfg.sizes):
+        raise ValueError(f"sweep {cfg.name!r} has {len(cfg.sizes)} model sizes; cannot train the first {k}")
+    schemes = cfg.schemes if k > 1 else tuple(s for s in cfg.schemes if s in (1, 2)) or (2,)
+    return dataclasses.replace(cfg, sizes=cfg.sizes[:k], schemes=schemes)
 
 
 def _model_size(index: int, entry: Any) -> ModelSize:

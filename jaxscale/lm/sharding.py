@@ -31,10 +31,25 @@ def batch_sharded(mesh: Mesh, batch_axis: int = 0) -> NamedSharding:
     return NamedSharding(mesh, PartitionSpec(*([None] * batch_axis), DATA_AXIS))
 
 
-def check_divisible(batch_size: int, mesh: Mesh) -> None:
+def check_divisible(batch_size: int, mesh: Mesh, microbatches: int = 1) -> None:
+    """Refuse a batch that does not split evenly over the mesh's devices and, on each, into
+    ``microbatches`` parts."""
     n = mesh.devices.size
-    if batch_size % n:
-        raise ValueError(f"batch_size ({batch_size}) must be divisible by the number of devices ({n})")
+    if not isinstance(microbatches, int) or microbatches < 1:
+        raise ValueError(f"microbatches must be a positive integer; got {microbatches!r}")
+    if batch_size % (n * microbatches):
+        parts = f" x microbatches ({microbatches})" if microbatches > 1 else ""
+        raise ValueError(f"batch_size ({batch_size}) must be divisible by the number of devices ({n}){parts}")
+
+
+def microbatches_for(batch_size: int, devices: int, max_rows: int) -> int:
+    """The fewest microbatches (see :func:`jaxscale.lm.train.train`) that give each of
+    ``devices`` at most ``max_rows`` sequences at a time, splitting its share of the batch
+    evenly."""
+    if max_rows < 1 or batch_size % devices:
+        raise ValueError(f"cannot split batches of {batch_size} over {devices} devices into parts of <= {max_rows} rows")
+    share = batch_size // devices
+    return next(k for k in range(1, share + 1) if share % k == 0 and share // k <= max_rows)
 
 
 def replicate(tree: Any, mesh: Mesh) -> Any:

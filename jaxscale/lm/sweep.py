@@ -39,13 +39,14 @@ from jaxscale.fitting.hyperparameters import centred_rates
 from jaxscale.lm import distributed, sharding, tensorboard_logs
 from jaxscale.lm import sweep_diagnostics as diagnostics
 from jaxscale.lm import train as lm
-from jaxscale.lm.presets import ModelSize, SweepConfig
+from jaxscale.lm.presets import ModelSize, SweepConfig, with_corpus
 from jaxscale.lm.tokens import TokenBatches, prepare_tokens
 from jaxscale.models.transformer import TransformerConfig
 from jaxscale.runs import schema as rs
 from jaxscale.runs.table import RunsTable, load_runs
 from jaxscale.support.progress import progress_bar
 
+CONFIG = "config.json"
 RUNS_TABLE = "runs.csv"
 TABLE = "table.csv"
 SUMMARY = "summary.json"
@@ -246,22 +247,29 @@ class SweepResult:
         }
 
 
-def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True) -> SweepResult | None:
+def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True, microbatches: int = 1) -> SweepResult | None:
     """Train (or resume) every run of ``cfg`` under ``out``, then fit and write the runs table
-    and the tables of exponents.
+    and the tables of exponents. Each batch is split over all devices and, on each, computed in
+    ``microbatches`` parts one after another (:func:`jaxscale.lm.train.train`: the same runs in
+    less memory).
 
     In a multi-process run (:func:`jaxscale.lm.distributed.initialize` first) every process
     trains, process 0 alone writes files and shows progress, and the others return None after
-    training; ``out`` must be a directory all of them see.
+    training; ``out`` must be a directory all of them see. A config that names no corpus trains
+    on :func:`~jaxscale.lm.presets.default_corpus`.
     """
     start = time.perf_counter()
+    cfg = with_corpus(cfg)
+    mesh = sharding.data_mesh()
+    sharding.check_divisible(cfg.batch_size, mesh, microbatches)
     out = Path(out)
     runs_dir = out / "runs"
     main = distributed.is_main_process()
     progress = progress and main
+    _check_same_corpus(cfg, out)
     out.mkdir(parents=True, exist_ok=True)
     if main:
-        (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=1))
+        (out / CONFIG).write_text(json.dumps(cfg.to_dict(), indent=1))
     if not main:  # process 0 tokenises (or reads its cache) first, the others then read the cache
         distributed.sync("tokens")
     tokenizer, ids = prepare_tokens(cfg.corpus, out / "data", cfg.vocab_size, cfg.corpus_chars, cfg.tokenizer_file)
@@ -270,7 +278,8 @@ def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True) -> Sweep
     vocab = tokenizer.get_vocab_size()
     data = TokenBatches(ids, cfg.n_ctx, cfg.batch_size)
     train_kwargs = {
-        "mesh": sharding.data_mesh(),
+        "mesh": mesh,
+        "microbatches": microbatches,
         "peak_flops": lm.matmul_peak_flops(1024) if progress else None,
         "progress": progress,
     }
@@ -317,6 +326,15 @@ def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True) -> Sweep
     report = diagnostics.sweep_diagnostics(loaded, sizes, losses, best, run_of, frontiers)
     (out / DIAGNOSTICS).write_text(diagnostics.format_diagnostics(report))
     return SweepResult(table, sizes, runs_table, loaded, best, time.perf_counter() - start, report)
+
+
+def _check_same_corpus(cfg: SweepConfig, out: Path) -> None:
+    """Refuse to resume a sweep in ``out`` on another corpus: its tokens (``out/data``) and
+    finished runs come from the corpus it started on."""
+    path = out / CONFIG
+    before = json.loads(path.read_text()).get("corpus") if path.is_file() else None
+    if before is not None and Path(before).resolve() != Path(cfg.corpus).resolve():
+        raise ValueError(f"{out} holds a sweep on the corpus {before}, not {cfg.corpus}; use another --out")
 
 
 def model_sizes(cfg: SweepConfig, vocab_size: int) -> list[dict[str, Any]]:

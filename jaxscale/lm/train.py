@@ -152,23 +152,58 @@ def learning_rate(state: dict[str, Any]) -> jax.Array:
     return state["opt_state"].hyperparams["learning_rate"]
 
 
-@functools.partial(jax.jit, static_argnames=("model", "optim"), donate_argnums=(0,))
+def _microbatches(batch: jax.Array, k: int, axis: int = 0) -> jax.Array:
+    """``batch`` split along ``axis`` into ``k`` equal microbatches stacked on a new leading axis.
+
+    Microbatch j holds rows j, j + k, j + 2k, ...: a device holding a contiguous block of the
+    rows (the batch sharded along ``axis``) contributes its share to every microbatch, so the
+    split moves no data between devices.
+    """
+    shape = batch.shape
+    split = batch.reshape(*shape[:axis], shape[axis] // k, k, *shape[axis + 1 :])
+    return jnp.moveaxis(split, axis + 1, 0)
+
+
+def _loss_and_grads(model: TransformerConfig, params: Any, batch: jax.Array, microbatches: int) -> tuple[jax.Array, Any]:
+    """The mean next-token loss of ``batch`` and its gradient, accumulated over ``microbatches``
+    equal parts one after another: the mean of equal-sized parts' means is the whole batch's
+    mean, so the update is the same (up to rounding) in 1/k of the activation memory."""
+    loss_and_grads = jax.value_and_grad(functools.partial(next_token_loss, model))
+    if microbatches == 1:
+        return loss_and_grads(params, batch)
+
+    def add(total: tuple[jax.Array, Any], part: jax.Array) -> tuple[tuple[jax.Array, Any], None]:
+        return jax.tree.map(jnp.add, total, loss_and_grads(params, part)), None
+
+    zeros = jax.tree.map(jnp.zeros_like, (jnp.zeros((), jnp.float32), params))
+    total, _ = jax.lax.scan(add, zeros, _microbatches(batch, microbatches))
+    return jax.tree.map(lambda x: x / microbatches, total)
+
+
+@functools.partial(jax.jit, static_argnames=("model", "optim", "microbatches"), donate_argnums=(0,))
 def train_step(
-    state: dict[str, Any], batch: jax.Array, lr: jax.Array, *, model: TransformerConfig, optim: OptimConfig
+    state: dict[str, Any], batch: jax.Array, lr: jax.Array, *, model: TransformerConfig, optim: OptimConfig,
+    microbatches: int = 1,
 ) -> tuple[dict[str, Any], jax.Array]:
     """One AdamW update at learning rate ``lr`` (a traced scalar, so no recompilation per value)
-    on ``batch``: returns the new state and the loss before the update."""
-    loss, grads = jax.value_and_grad(functools.partial(next_token_loss, model))(state["params"], batch)
+    on ``batch``: returns the new state and the loss before the update. With ``microbatches``
+    k > 1 the gradient is accumulated over k parts of the batch in turn (the same update in
+    1/k of the memory: 4096 sequences of the ``paper`` preset's first model ask XLA for 27 GB at
+    once, more than one 16 GB accelerator holds)."""
+    loss, grads = _loss_and_grads(model, state["params"], batch, microbatches)
     opt_state = state["opt_state"]
     opt_state = opt_state._replace(hyperparams={**opt_state.hyperparams, "learning_rate": lr})
     updates, opt_state = _optimizer(optim).update(grads, opt_state, state["params"])
     return {"params": optax.apply_updates(state["params"], updates), "opt_state": opt_state}, loss
 
 
-@functools.partial(jax.jit, static_argnames=("model",))
-def eval_loss(params: Any, batches: jax.Array, *, model: TransformerConfig) -> jax.Array:
-    """Mean next-token loss over ``batches`` of shape ``(n, batch, n_ctx + 1)``."""
-    return jnp.mean(jax.lax.map(functools.partial(next_token_loss, model, params), batches))
+@functools.partial(jax.jit, static_argnames=("model", "microbatches"))
+def eval_loss(params: Any, batches: jax.Array, *, model: TransformerConfig, microbatches: int = 1) -> jax.Array:
+    """Mean next-token loss over ``batches`` of shape ``(n, batch, n_ctx + 1)``, each batch in
+    ``microbatches`` equal parts (one part at a time)."""
+    parts = _microbatches(batches, microbatches, axis=1)
+    parts = parts.reshape(-1, *parts.shape[2:])
+    return jnp.mean(jax.lax.map(functools.partial(next_token_loss, model, params), parts))
 
 
 def matmul_peak_flops(n: int = 2048, repeats: int = 5, dtype: str = "float32") -> float:
@@ -274,9 +309,12 @@ def train(
     peak_flops: float | None = None,
     progress: bool = True,
     stop_after: int | None = None,
+    microbatches: int = 1,
 ) -> list[dict[str, str]]:
     """Train ``spec`` on ``data`` in ``directory`` (resuming from its checkpoint) and return the
     curve rows. ``stop_after`` ends the process's work early at that step (tests of resumption).
+    ``mesh`` and ``microbatches`` say how each batch is computed (over the mesh's devices, each
+    device's share in that many parts one after another), not what: the same run to rounding.
 
     ``data.batch_size`` and ``data.n_ctx`` must equal the spec's; ``peak_flops`` (FLOP/s, e.g.
     :func:`matmul_peak_flops`) turns achieved FLOP/s into MFU on the progress bar.
@@ -292,7 +330,7 @@ def train(
     if spec.model.vocab_size < int(np.max(data.ids[: min(len(data.ids), 1_000_000)])) + 1:
         raise ValueError(f"token ids exceed the model's vocab_size {spec.model.vocab_size}")
     mesh = mesh if mesh is not None else sharding.data_mesh()
-    sharding.check_divisible(spec.batch_size, mesh)
+    sharding.check_divisible(spec.batch_size, mesh, microbatches)
 
     state = sharding.replicate(init_state(spec), mesh)
     val = sharding.shard_global_batch(data.val_batches(spec.val_batches), mesh, batch_axis=1)
@@ -315,14 +353,15 @@ def train(
         while step < end:
             lr = spec.schedule(step)
             batch = sharding.shard_global_batch(data.train_batch(step, spec.seed), mesh)
-            state, loss = train_step(state, batch, jnp.float32(lr), model=spec.model, optim=spec.optim)
+            state, loss = train_step(state, batch, jnp.float32(lr), model=spec.model, optim=spec.optim,
+                                     microbatches=microbatches)
             losses.append(loss)
             step += 1
             if step in spec.eval_steps:
                 train_loss = float(jnp.mean(jnp.stack(losses)))
                 losses = []
                 _check_finite(train_loss, spec, step, directory, "training loss")
-                val_loss = float(eval_loss(state["params"], val, model=spec.model))
+                val_loss = float(eval_loss(state["params"], val, model=spec.model, microbatches=microbatches))
                 _check_finite(val_loss, spec, step, directory, "validation loss")
                 _append_row(directory, curve_row(spec, step, float(learning_rate(state)), train_loss, val_loss))
                 now = time.perf_counter()

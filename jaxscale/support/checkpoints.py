@@ -57,6 +57,16 @@ class Checkpoints:
         self._manager.save(int(step), args=args, force=True)
         self._manager.wait_until_finished()
 
+    def metadata(self, step: int | None = None) -> dict[str, Any] | None:
+        """The metadata saved with the checkpoint at ``step`` (default: latest), read without its
+        state (so a caller can refuse a checkpoint of other shapes before restoring it); None when
+        nothing was saved."""
+        step = self.latest_step() if step is None else step
+        if step is None:
+            return None
+        out = self._manager.restore(int(step), args=ocp.args.Composite(metadata=ocp.args.JsonRestore()))
+        return dict(out["metadata"] or {})
+
     def restore(self, like: Any, step: int | None = None) -> Restored | None:
         """Restore the checkpoint at ``step`` (default: latest) shaped and sharded like ``like``.
 

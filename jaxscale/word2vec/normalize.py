@@ -9,11 +9,13 @@ word2vec papers' tools (and gensim's ``Text8Corpus``) consume.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from jaxscale.support.corpus import open_text
+from jaxscale.support.corpus import iter_lines
 
 _DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 _TAG = re.compile(rb"<[^<>\n]{0,200}>")
@@ -57,9 +59,9 @@ def iter_text8_chunks(
     if max_chars is not None and max_chars <= 0:
         raise ValueError(f"max_chars must be > 0; got {max_chars}")
     budget = max_chars
-    with open_text(path) as f:
+    with contextlib.closing(iter_lines(path, keep_newlines=True)) as all_lines:
         while True:
-            lines = [line for _, line in zip(range(chunk_lines), f)]
+            lines = list(itertools.islice(all_lines, chunk_lines))
             if not lines:
                 return
             text = normalize_text8(" ".join(lines))

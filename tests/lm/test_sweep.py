@@ -32,7 +32,7 @@ from jaxscale.runs import schema as rs
 from jaxscale.runs.table import load_runs
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO / presets.DEFAULT_CORPUS
+CORPUS = REPO.parent / presets.SHARED_CORPUS
 
 
 def _chinchilla_curves(alpha: float, beta: float, sizes: np.ndarray) -> pd.DataFrame:
@@ -144,6 +144,16 @@ def test_cli_rejects_bad_arguments_with_exit_2(tmp_path, capsys):
         assert message in capsys.readouterr().err
 
 
+def test_first_sizes_of_a_preset():
+    one = presets.first_sizes(presets.PAPER, 1)
+    assert [s.name for s in one.sizes] == ["0.8M"] and one.schemes == (1, 2)  # no annealed runs for one size
+    assert presets.first_sizes(presets.PAPER, 5) == presets.PAPER
+    assert presets.first_sizes(presets.PAPER, 3).schemes == presets.PAPER.schemes
+    for k in (0, 6):
+        with pytest.raises(ValueError, match=f"has 5 model sizes; cannot train the first {k}"):
+            presets.first_sizes(presets.PAPER, k)
+
+
 @pytest.mark.parametrize("cfg", presets.PRESETS.values(), ids=lambda c: c.name)
 def test_presets_embedding_share_falls_with_size(cfg):
     fractions = []
@@ -160,7 +170,7 @@ def test_presets_embedding_share_falls_with_size(cfg):
 def smoke(tmp_path_factory):
     if not CORPUS.is_file():
         pytest.skip(f"corpus {CORPUS} not present (fresh clone without ../shared/data)")
-    out = tmp_path_factory.mktemp("smoke")
+    out = tmp_path_factory.mktemp("sweeps") / "smoke"  # where examples/colab_training.py --out DIR puts it: DIR/smoke
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
         status = main(["sweep", "--preset", "smoke", "--out", str(out), "--json", "--no-progress"])
@@ -227,17 +237,59 @@ def test_rerun_skips_finished_runs(smoke):
     assert again["table"] == summary["table"]
 
 
-def test_colab_script_cpu_path_on_the_smoke_preset(smoke):
+def test_a_sweep_runs_from_any_directory_with_corpus_or_the_default(smoke, tmp_path):
+    """From another directory, with --corpus or with no corpus (the default beside the clone),
+    the smoke sweep finds its corpus and resumes the fixture's finished sweep to the same table."""
     out, summary = smoke
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop(presets.CORPUS_VARIABLE, None)
+    for corpus in (["--corpus", str(CORPUS)], []):
+        command = [sys.executable, "-m", "jaxscale", "sweep", "--preset", "smoke", *corpus, "--out", str(out), "--json",
+                   "--no-progress"]
+        proc = subprocess.run(command, check=False, cwd=elsewhere, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert json.loads(proc.stdout)["table"] == summary["table"]
+    assert json.loads((out / "config.json").read_text())["corpus"] == str(CORPUS.absolute())
+    assert list(elsewhere.iterdir()) == []  # nothing written relative to the current directory
+
+
+def test_a_sweep_without_a_corpus_says_how_to_give_one(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv(presets.CORPUS_VARIABLE, raising=False)
+    monkeypatch.setattr(presets, "__file__", str(tmp_path / "site-packages" / "jaxscale" / "lm" / "presets.py"))
+    assert main(["sweep", "--preset", "smoke", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no corpus: give one with --corpus PATH" in err and presets.CORPUS_VARIABLE in err
+    monkeypatch.setenv(presets.CORPUS_VARIABLE, str(tmp_path / "missing.txt.gz"))
+    assert main(["sweep", "--preset", "smoke", "--out", str(tmp_path / "out")]) == 2
+    assert f"corpus not found: {tmp_path / 'missing.txt.gz'}" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()  # refused before any work
+
+
+def test_a_sweep_is_not_resumed_on_another_corpus(smoke, tmp_path, capsys):
+    out, _ = smoke
+    other = tmp_path / "other.txt"
+    other.write_text("some other text\n" * 1000)
+    assert main(["sweep", "--preset", "smoke", "--corpus", str(other), "--out", str(out), "--no-progress"]) == 2
+    assert f"holds a sweep on the corpus {CORPUS.absolute()}, not {other}" in capsys.readouterr().err
+
+
+def test_colab_script_on_one_cpu_device_picks_the_smoke_mode(smoke, tmp_path):
+    """examples/colab_training.py on a CPU (auto mode: smoke), resuming the fixture's sweep from
+    another directory, prints the exponents of the sweep it resumed."""
+    out, summary = smoke
+    env = {**os.environ, "PYTHONPATH": str(REPO), "JAX_PLATFORMS": "cpu"}
+    env.pop("XLA_FLAGS", None)
     proc = subprocess.run(
-        [sys.executable, "examples/colab_tpu.py", "--preset", "smoke", "--out", str(out)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
+        [sys.executable, str(REPO / "examples" / "colab_training.py"), "--out", str(out.parent), "--corpus", str(CORPUS)],
+        check=False, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
+    assert ": 1 x cpu (cpu)" in proc.stdout and "training the smoke preset (3 sizes)" in proc.stdout
     exponent = summary["exponent_total"]
     assert f"exponent_total {'undefined' if exponent is None else f'{exponent:.3f}'}" in proc.stdout
-    assert "devices" in proc.stdout
+    assert "in 1 microbatch(es) per device" in proc.stdout
 
 
 @pytest.mark.parametrize("losses, expected", [

@@ -17,7 +17,7 @@ from jaxscale.runs.policy import LossPolicy
 from jaxscale.runs.table import load_runs
 
 pytest.importorskip("tensorboard")
-CORPUS = Path(__file__).resolve().parents[2] / presets.DEFAULT_CORPUS
+CORPUS = Path(__file__).resolve().parents[3] / presets.SHARED_CORPUS  # ../shared/data beside the clone
 
 
 def test_sweep_tensorboard_logs_read_back_as_its_runs_table(tmp_path):

@@ -1,6 +1,7 @@
 """Byte-level BPE tokenizer and the memory-mapped token store."""
 
 import gzip
+import re
 
 import numpy as np
 import pytest
@@ -56,6 +57,21 @@ def test_bad_inputs_raise_clear_errors(corpus, tmp_path):
         load_tokenizer(bad)
     with pytest.raises(FileNotFoundError, match="corpus not found"):
         train_tokenizer(tmp_path / "nope.txt", 300)
+
+
+@pytest.mark.parametrize("name, data, problem", [
+    ("utf16.txt", TEXT.encode("utf-16"), "UTF-16 text"),
+    ("latin1.txt", TEXT.encode("latin-1", "replace"), "not UTF-8 text"),
+    ("cut.txt.gz", gzip.compress(TEXT.encode())[:200], "the gzip stream ends early"),
+])
+def test_a_corpus_that_is_not_utf8_text_is_refused_before_tokenising(tmp_path, name, data, problem):
+    """The wing reads corpora through jaxscale.support.corpus, as word2vec does: no BPE is
+    trained on replacement characters, and no token file is written."""
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(ValueError, match=f"{re.escape(str(path))}: .*{problem}"):
+        prepare_tokens(path, tmp_path / "tokens", vocab_size=300)
+    assert not list((tmp_path / "tokens").glob("*.npy"))
 
 
 def test_token_store_is_cached_memmap_and_batches_are_deterministic(corpus, tmp_path):

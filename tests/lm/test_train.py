@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxscale.lm import sharding
 from jaxscale.lm import train as lm
 from jaxscale.lm.tokens import TokenBatches
 from jaxscale.models.transformer import next_token_loss
@@ -28,12 +29,12 @@ from jaxscale.models.transformer import TransformerConfig
 from jaxscale.lm.tokens import TokenBatches
 from jaxscale.lm import train as lm
 
-def tiny_run(run_id="tiny", steps=40, checkpoint_every=4, lr=1e-2):
-    model = TransformerConfig(vocab_size=64, n_ctx=8, n_layer=1, d_model=16, n_head=2)
-    spec = lm.RunSpec(run_id, model, lm.Schedule(lr, steps, 2, "cosine"), batch_size=8,
+def tiny_run(run_id="tiny", steps=40, checkpoint_every=4, lr=1e-2, batch_size=8, compute_dtype="float32"):
+    model = TransformerConfig(vocab_size=64, n_ctx=8, n_layer=1, d_model=16, n_head=2, compute_dtype=compute_dtype)
+    spec = lm.RunSpec(run_id, model, lm.Schedule(lr, steps, 2, "cosine"), batch_size=batch_size,
                       eval_every=2, checkpoint_every=checkpoint_every, val_batches=2)
     ids = np.random.default_rng(0).integers(0, 64, 20_000).astype(np.uint16)
-    return spec, TokenBatches(ids, 8, 8)
+    return spec, TokenBatches(ids, 8, batch_size)
 """
 exec(SETUP)
 
@@ -56,6 +57,32 @@ def test_one_step_decreases_loss_on_a_fixed_batch():
     after = float(next_token_loss(spec.model, state["params"], batch))
     assert float(loss) == pytest.approx(before, rel=1e-5)
     assert after < before - 0.01
+
+
+def test_microbatches_give_the_one_batch_gradient_and_loss():
+    """Gradients accumulated over 4 microbatches of a batch (the memory of a quarter batch) are
+    the whole batch's to float32 rounding, and so are the training and validation losses."""
+    spec, data = tiny_run(batch_size=16)
+    params = lm.init_state(spec)["params"]
+    batch = jnp.asarray(data.train_batch(0))
+    (loss, grads), (parts_loss, parts_grads) = (lm._loss_and_grads(spec.model, params, batch, k) for k in (1, 4))
+    assert float(parts_loss) == pytest.approx(float(loss), rel=1e-6)
+    scale = max(float(jnp.abs(g).max()) for g in jax.tree.leaves(grads))
+    for a, b in zip(jax.tree.leaves(grads), jax.tree.leaves(parts_grads)):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6 * scale)
+    val = jnp.asarray(data.val_batches(2))
+    assert float(lm.eval_loss(params, val, model=spec.model, microbatches=4)) == pytest.approx(
+        float(lm.eval_loss(params, val, model=spec.model)), rel=1e-6)
+
+
+@pytest.mark.parametrize("batch_size, devices, max_rows, expected", [
+    (4096, 1, 512, 8),  # the paper preset on one chip
+    (4096, 8, 512, 1),  # ... on a TPU v5e-8 or v2-8 host
+    (16, 1, 512, 1),  # the smoke preset
+    (96, 1, 40, 3),  # a share of 96 rows in parts of 32: 40 rows would not split it evenly
+])
+def test_microbatches_for_keeps_each_device_under_its_rows(batch_size, devices, max_rows, expected):
+    assert sharding.microbatches_for(batch_size, devices, max_rows) == expected
 
 
 def test_schedules_warmup_constant_and_cosine():
@@ -166,27 +193,45 @@ lm.train(spec, data, {str(tmp_path / 'killed')!r}, progress=False)
 
 
 def test_eight_devices_equal_one_device(tmp_path):
+    """The data-parallel step on 8 devices (a TPU v5e-8 or v2-8 host; forced CPU devices here)
+    gives the one-device curve, in float32 and in bfloat16 compute, in bfloat16 also with each
+    device's share computed in 2 microbatches.
+
+    Tolerances, set before the comparison was run: float32 rtol 2e-5 (summation order only);
+    bfloat16 rtol 1e-3, a quarter of bfloat16's relative precision 2^-8 (activations are
+    rounded to 8 significant bits, so a parameter differing in its last float32 bits can move a
+    rounding). The bfloat16 curve must differ from the float32 one (rtol 1e-5): compute dtype
+    really changed."""
     worker = SETUP + f"""
 import jax, json
 from jaxscale.lm import sharding
 assert len(jax.devices()) == 8, jax.devices()
-spec, data = tiny_run(steps=10)
-one = lm.train(spec, data, {str(tmp_path / 'one')!r}, mesh=sharding.data_mesh(jax.devices()[:1]), progress=False)
-eight = lm.train(spec, data, {str(tmp_path / 'eight')!r}, mesh=sharding.data_mesh(), progress=False)
-print(json.dumps({{"one": [float(r["val_loss"]) for r in one], "eight": [float(r["val_loss"]) for r in eight],
-                  "train_one": [float(r["train_loss"]) for r in one], "train_eight": [float(r["train_loss"]) for r in eight]}}))
+out = {{}}
+for dtype, layouts in (("float32", (("one", 1, 1), ("eight", 8, 1))),
+                       ("bfloat16", (("one", 1, 1), ("eight", 8, 1), ("eight_x2", 8, 2)))):
+    spec, data = tiny_run(steps=10, batch_size=16, compute_dtype=dtype)
+    for name, devices, parts in layouts:
+        curve = lm.train(spec, data, {str(tmp_path)!r} + f"/{{dtype}}_{{name}}", mesh=sharding.data_mesh(jax.devices()[:devices]),
+                         microbatches=parts, progress=False)
+        out[f"{{dtype}}_{{name}}"] = [[float(r["val_loss"]), float(r["train_loss"])] for r in curve]
+print(json.dumps(out))
 """
     proc = _python(worker, {"XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"},
                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, err = proc.communicate(timeout=300)
+    out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err[-2000:]
-    result = json.loads(out.strip().splitlines()[-1])
-    assert len(result["one"]) == 5
-    np.testing.assert_allclose(result["eight"], result["one"], rtol=2e-5)
-    np.testing.assert_allclose(result["train_eight"], result["train_one"], rtol=2e-5)
+    curves = {name: np.array(curve) for name, curve in json.loads(out.strip().splitlines()[-1]).items()}
+    for dtype, rtol in (("float32", 2e-5), ("bfloat16", 1e-3)):
+        one = curves[f"{dtype}_one"]
+        assert one.shape == (5, 2) and np.isfinite(one).all()
+        for other in [name for name in curves if name.startswith(dtype) and name != f"{dtype}_one"]:
+            np.testing.assert_allclose(curves[other], one, rtol=rtol, err_msg=other)
+    assert not np.allclose(curves["bfloat16_one"], curves["float32_one"], rtol=1e-5)
 
 
 def test_batch_not_divisible_by_devices_is_rejected(tmp_path):
     spec, data = tiny_run()
     with pytest.raises(ValueError, match="batch_size"):
         lm.train(spec, TokenBatches(data.ids, 8, 4), tmp_path, progress=False)
+    with pytest.raises(ValueError, match=r"batch_size \(8\) must be divisible by the number of devices \(1\) x microbatches \(3\)"):
+        lm.train(spec, data, tmp_path / "parts", microbatches=3, progress=False)

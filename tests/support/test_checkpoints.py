@@ -18,6 +18,7 @@ def test_empty_directory_restores_none(tmp_path):
     with Checkpoints(tmp_path / "ck") as ckpt:
         assert ckpt.latest_step() is None
         assert ckpt.restore(_state(0.0)) is None
+        assert ckpt.metadata() is None
 
 
 def test_round_trip_restores_latest_with_metadata(tmp_path):
@@ -33,6 +34,15 @@ def test_round_trip_restores_latest_with_metadata(tmp_path):
             assert got.dtype == want.dtype
         assert sorted(p.name for p in tmp_path.iterdir() if p.name.isdigit()) == ["2", "3"]
         assert ckpt.restore(_state(0.0), step=2).metadata == {"loss": 8.0}
+
+
+def test_metadata_is_read_without_the_state(tmp_path):
+    """A caller can read what a checkpoint is before restoring it, whatever its arrays' shapes."""
+    with Checkpoints(tmp_path) as ckpt:
+        ckpt.save(1, {"w": jax.numpy.zeros((5, 3))}, {"dim": 3})
+        ckpt.save(2, {"w": jax.numpy.zeros((5, 3))}, {"dim": 3, "step": 2})
+    with Checkpoints(tmp_path) as ckpt:
+        assert ckpt.metadata() == {"dim": 3, "step": 2} and ckpt.metadata(step=1) == {"dim": 3}
 
 
 def test_max_to_keep_validated(tmp_path):

@@ -6,7 +6,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from tests.word2vec.test_word2vec import TINY, synthetic_words
 
 from jaxscale.models.word2vec import Word2VecConfig, init_params, make_train_chunk
 from jaxscale.word2vec.device_examples import (
@@ -21,18 +20,13 @@ from jaxscale.word2vec.examples import kept_words, span_windows
 from jaxscale.word2vec.train import (
     compile_ahead,
     example_builder,
-    prepare_corpus,
     train_word2vec,
     training_tables,
 )
 from jaxscale.word2vec.vocab import noise_distribution
+from tests.word2vec.test_word2vec import TINY
 
 DEVICE = dataclasses.replace(TINY, examples="device")
-
-
-@pytest.fixture(scope="module")
-def corpus():
-    return prepare_corpus(synthetic_words(), min_count=5)
 
 
 def test_span_windows_are_the_same_on_host_and_device():

@@ -54,11 +54,6 @@ def step_batch(tree=None, **fields) -> Batch:
     return Batch(**fields, paths=jnp.asarray(packed[0]), path_owner=jnp.asarray(owners[0]))
 
 
-@pytest.fixture(scope="module")
-def corpus():
-    return prepare_corpus(synthetic_words(), min_count=5)
-
-
 def test_span_windows_respect_radius_and_sentences():
     words, sentence = with_halo(np.array([10, 11, 12, 13, 14, 15]), np.array([0, 0, 0, 0, 1, 1]), halo=2)
     centres = [1, 2, 3]  # positions in the kept words; the span starts C = 2 before the first
@@ -636,3 +631,110 @@ def test_cli_killed_run_resumes_to_the_same_vectors(tmp_path):
     full, _ = load_word2vec(tmp_path / "full" / "vectors.bin", binary=True)
     resumed, _ = load_word2vec(tmp_path / "killed" / "vectors.bin", binary=True)
     np.testing.assert_array_equal(resumed, full)
+
+
+def _cli_train(corpus, out, *args, timeout=300):
+    """``jaxscale word2vec train`` in a subprocess (a crash such as SIGABRT shows as its status)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    return subprocess.run(
+        [sys.executable, "-m", "jaxscale", "word2vec", "train", str(corpus), "--out", str(out), "--dim", "8",
+         "--checkpoint-seconds", "0", "--json", *args],
+        check=False, env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True, timeout=timeout,
+    )
+
+
+def test_cli_diverging_run_exits_1_in_one_line_and_writes_no_vectors(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(" ".join(synthetic_words(6000)) + "\n")
+    proc = _cli_train(corpus, tmp_path / "run", "--alpha", "100")
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr
+    assert "word2vec diverged: the loss is nan in chunk 1 of epoch 1 (learning rate alpha 100)" in lines[0]
+    assert not (tmp_path / "run" / "vectors.bin").exists() and proc.stdout == ""
+
+
+@pytest.mark.parametrize("poison", ["loss", "vectors"])
+def test_divergence_stops_training_and_keeps_the_last_good_checkpoint(corpus, tmp_path, monkeypatch, poison):
+    """Fault injection: chunk 3 returns a NaN loss, or finite loss but NaN vectors (rows no later
+    example of the chunk read); chunks 1 and 2 were checkpointed. Either way training stops at
+    chunk 3, and the checkpoint left is chunk 2's, finite."""
+    import jaxscale.word2vec.train as w2v
+    from jaxscale.support.checkpoints import Checkpoints
+
+    vocab, ids = corpus
+    make = w2v.make_train_chunk
+
+    def poisoned(*args, **kwargs):
+        train_chunk, calls = make(*args, **kwargs), []
+
+        def chunk(params, batches):
+            params, nll = train_chunk(params, batches)
+            calls.append(1)
+            if len(calls) < 3:
+                return params, nll
+            if poison == "loss":
+                return params, nll * jnp.nan
+            return params._replace(w_out=params.w_out.at[0].set(jnp.inf)), nll
+
+        chunk.lower = train_chunk.lower  # compiled ahead as the real step
+        return chunk
+
+    monkeypatch.setattr(w2v, "make_train_chunk", poisoned)
+    expected = "the loss is nan in chunk 3 of epoch 1" if poison == "loss" else "the vectors hold NaN or infinite"
+    with pytest.raises(w2v.Word2VecDiverged, match=rf"{expected}.*last good checkpoint \(chunk 2\) is kept"):
+        train_word2vec(ids, vocab, TINY, checkpoint_dir=tmp_path, checkpoint_seconds=0, progress=False)
+    with Checkpoints(tmp_path) as checkpoints:
+        assert checkpoints.latest_step() == 2
+        restored = checkpoints.restore(init_params(len(vocab), TINY))
+    assert all(np.isfinite(table).all() for table in restored.state)
+
+
+@pytest.mark.parametrize("name, data, problem", [
+    ("utf16.txt", lambda text: text.encode("utf-16"), "UTF-16 text"),
+    ("random.txt", lambda text: np.random.default_rng(0).bytes(20_000), "binary content"),
+    ("truncated.txt.gz", lambda text: __import__("gzip").compress(text.encode())[:2000], "gzip stream ends early"),
+])
+def test_cli_refuses_corpora_that_are_not_utf8_text_in_one_line(tmp_path, capsys, name, data, problem):
+    corpus = tmp_path / name
+    corpus.write_bytes(data(" ".join(synthetic_words(6000)) + "\n"))
+    assert main(["word2vec", "train", str(corpus), "--out", str(tmp_path / "o"), "--min-count", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"error: {corpus}: " in err and problem in err
+    assert not (tmp_path / "o" / "vectors.bin").exists()
+
+
+def test_cli_rerun_with_other_settings_is_refused_up_front_naming_them(tmp_path):
+    """A re-run into the same --out with another --dim aborted in Orbax (SIGABRT, status 134).
+    It is refused before the corpus is read (here: a corpus that would be refused itself);
+    settings only the corpus reveals (its vocabulary) are refused once it is read."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(" ".join(synthetic_words(6000)) + "\n")
+    out = tmp_path / "run"
+    assert _cli_train(corpus, out).returncode == 0
+    unreadable = tmp_path / "utf16.txt"
+    unreadable.write_text("any text", encoding="utf-16")
+    proc = _cli_train(unreadable, out, "--dim", "16", "--window", "3")
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "holds checkpoints of a different run (dim 8 there, 16 here; window 5 there, 3 here)" in proc.stderr
+    assert proc.stderr.count("\n") == 1
+    other = tmp_path / "other.txt"
+    other.write_text(" ".join(synthetic_words(3000, seed=1)) + "\n")
+    proc = _cli_train(other, out)
+    assert proc.returncode == 2 and "corpus_words" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_cli_refuses_a_negative_checkpoint_interval(tmp_path, capsys):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("one two one two\n")
+    with pytest.raises(SystemExit) as exit_:
+        main(["word2vec", "train", str(corpus), "--out", str(tmp_path / "o"), "--checkpoint-seconds", "-1"])
+    assert exit_.value.code == 2
+    assert "argument --checkpoint-seconds: must be a number of seconds >= 0; got -1" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="checkpoint_seconds must be >= 0; got -1"):
+        train_word2vec(np.zeros(4, np.int32), prepare_corpus(["a", "b"], 1)[0], TINY, checkpoint_seconds=-1)
