@@ -83,9 +83,9 @@ class Solution(NamedTuple):
     memory: Memory | None = None
 
 
-def best_converged(sol: Solution) -> int:
-    """Index of the lowest objective among the converged solutions of a batch of starts (among
-    the finite ones if none converged).
+def ranked(sol: Solution) -> np.ndarray:
+    """The objective of each solution of a batch of starts where it converged (where it is finite
+    if none converged), inf elsewhere: what :func:`best_converged` minimises.
 
     Raises:
         ValueError: if no start reached a finite objective.
@@ -96,7 +96,17 @@ def best_converged(sol: Solution) -> int:
         ok = np.isfinite(value)
     if not ok.any():
         raise ValueError("no start reached a finite objective; check the data and the grid")
-    return int(np.argmin(np.where(ok, value, np.inf)))
+    return np.where(ok, value, np.inf)
+
+
+def best_converged(sol: Solution) -> int:
+    """Index of the lowest objective among the converged solutions of a batch of starts (among
+    the finite ones if none converged).
+
+    Raises:
+        ValueError: if no start reached a finite objective.
+    """
+    return int(np.argmin(ranked(sol)))
 
 
 class _State(NamedTuple):

@@ -20,6 +20,23 @@ the lowest-ranked start that reaches the full grid's optimum (to 1e-12 of its va
 400 for Kaplan's, 47th of 1024 for Kaplan's law with an irreducible term; each time the start
 ranked first reached the optimum to 1e-10 in absolute value or the second did
 (``tests/fitting/test_screen.py`` repeats the comparison on Epoch's runs).
+
+**Any number of rows.** The screen evaluates :data:`SCREEN_TERMS` (start, row) pairs at a time
+and every objective sums its rows in chunks (:func:`jaxscale.fitting.objective.row_sum`), so the
+memory beyond the table is O(starts + rows), not O(starts x rows). Every evaluation still costs
+O(rows): on a million rows the 4500-start screen and 128 starts times ~80 iterations take tens of
+minutes of CPU (the unchunked path took 127 s for 100,000 rows, ``benchmarks/bench_fit_scale.py``),
+so a table of more than :data:`SUBSAMPLE` rows is screened on a subsample: the grid is ranked and the kept starts
+minimised on :data:`SUBSAMPLE` rows drawn at random without replacement (seed 0), and the best
+distinct optima found there (at most :data:`POLISH`: the best, and those the subsample cannot tell
+from it, :func:`contenders`) are minimised again on every row, one after the other
+(:data:`POLISHING`: to a vanishing gradient or step), the lowest winning. A table of up to
+:data:`SUBSAMPLE` rows is fitted exactly as before. The rule was fixed before it was tried, and is
+checked against the full path (the whole grid ranked and minimised on every row) on 2,000 and
+10,000 synthetic rows subsampled to 512 and 2048, and on Epoch's runs subsampled to 128
+(``tests/fitting/test_scale.py``): the same optimum to 1e-10 of the objective. On 1M synthetic rows
+the subsample's best optimum was its only contender (three others, 4.5 times its objective there,
+were not polished: each would have cost ~100 iterations on every row to reach the same optimum).
 """
 
 from __future__ import annotations
@@ -36,12 +53,15 @@ from jax.typing import ArrayLike
 
 from jaxscale.core import lbfgs
 from jaxscale.core.numerics import float64
+from jaxscale.fitting import objective as _objective
 from jaxscale.fitting.centring import solve_centred
 from jaxscale.fitting.design import check_runs
-from jaxscale.fitting.objective import DELTA, FitData, fit_data, huber_fn
+from jaxscale.fitting.objective import DELTA, FitData, fit_data, huber_fn, huber_terms
+from jaxscale.laws.draws import derived_draws
 from jaxscale.laws.law import Law
 from jaxscale.laws.registry import law_by_name
 from jaxscale.runs.table import RunsTable
+from jaxscale.support.memory import check_memory
 
 #: Multistart tolerances: a start stops when a step lowers the objective by <= 1e-9 of its
 #: value or the gradient norm is <= 1e-12. scipy's L-BFGS-B default stops at 2.2e-9 of
@@ -54,6 +74,27 @@ MULTISTART = lbfgs.Options(max_iter=300, ftol=1e-9, gtol=1e-12)
 #: (fewer workers idle while the last, slowest starts finish).
 SCREEN = 128
 SCREEN_SLOTS = 32
+#: (start, row) pairs the screen evaluates at once: 2^18 terms of 8 bytes, 2 MiB per intermediate.
+SCREEN_TERMS = 2**18
+#: Tables of more rows are screened on this many rows drawn at random (module docstring).
+SUBSAMPLE = 16384
+#: At most POLISH distinct optima of the subsample are minimised again on every row, with the
+#: tolerances POLISHING: from a nearby optimum it stops only on a vanishing gradient or step (as
+#: the bootstrap's refits, :data:`jaxscale.fitting.bootstrap.WARM_START`), so the optimum it
+#: reports is as tight as that of the best of the full path's starts. Two optima are distinct when
+#: a coordinate of their centred vectors differs by more than DISTINCT. Beyond the best, only those
+#: the subsample cannot tell from it are (:func:`contenders`, CONTENDER_Z standard errors).
+POLISH = 4
+POLISHING = lbfgs.Options(max_iter=300, ftol=0.0, gtol=1e-9, backtrack=0.1)
+DISTINCT = 1e-4
+CONTENDER_Z = 5.0
+#: Memory of a fit beyond the table, as estimated before it starts: per row, its float64 inputs,
+#: log loss and weight on the host, the copies handed to the compiled programs and the padded
+#: chunks (~160 bytes); fixed, the programs' working sets (the screen's 2^18 terms, 32 starts x
+#: 16,384 rows minimised). ``benchmarks/bench_fit_scale.py`` measured less: 2.24 GiB peak for
+#: loading and fitting 5.75M rows, of which loading alone takes ~1.8 GiB.
+FIT_BYTES_PER_ROW = 256
+FIT_BYTES_FIXED = 2**28
 
 
 @dataclass(frozen=True)
@@ -61,7 +102,8 @@ class FitResult:
     """The best fit of a law: its own ``params`` (the law's NamedTuple) and ``vector`` (the
     unconstrained coordinates of the optimum); ``runs`` the table fitted; ``objective``
     the weighted Huber sum at the optimum; of the ``n_starts`` starts, ``n_minimised`` passed
-    the screen and ``n_converged`` of those converged. ``curvature``: the L-BFGS curvature pairs
+    the screen and ``n_converged`` of those converged (on the screen's subsample, for a table of
+    more than :data:`SUBSAMPLE` rows). ``curvature``: the L-BFGS curvature pairs
     the best start ended with, in the centred coordinates of these runs
     (:mod:`jaxscale.fitting.centring`); refits of resampled runs start from them."""
 
@@ -117,23 +159,85 @@ class FitResult:
     def summary(self) -> dict[str, Any]:
         """The law's parameters and closed-form derived quantities (a, b, G for Chinchilla),
         the objective and the number of points."""
-        derived = {k: float(v) for k, v in self.law.derived(self.params).items()}
+        one = jax.tree.map(np.atleast_1d, self.params)  # as one draw: one compiled program, not one per operation
+        derived = {k: float(v[0]) for k, v in derived_draws(self.law, one).items()}
         return {**self.params._asdict(), **derived, "objective": self.objective, "n_points": self.n_points}
 
 
 @functools.cache
-def _values(objective: Callable) -> Callable:
-    return jax.jit(jax.vmap(objective, in_axes=(0, None)))
+def _values(objective: Callable, batch: int) -> Callable:
+    """``objective`` at every start, ``batch`` starts at a time (jit-compiled)."""
+    return jax.jit(lambda starts, data: jax.lax.map(lambda theta: objective(theta, data), starts, batch_size=batch))
 
 
 def _screened(objective: Callable, starts: np.ndarray, data: FitData, keep: int | None) -> np.ndarray:
     """The ``keep`` starts of lowest ``objective`` value (non-finite values last, ties in grid
-    order), lowest first; all of them when ``keep`` is None."""
+    order), lowest first; all of them when ``keep`` is None. :data:`SCREEN_TERMS` (start, row)
+    pairs are evaluated at a time."""
     if keep is None or keep >= len(starts):
         return starts
-    values = np.asarray(_values(objective)(jnp.asarray(starts), data))
+    batch = min(len(starts), max(1, SCREEN_TERMS // min(len(data.log_y), _objective.ROWS_PER_CHUNK)))
+    values = np.asarray(_values(objective, batch)(starts, data))
     order = np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")
     return starts[order[:keep]]
+
+
+def subsample(data: FitData, rows: int | None = None) -> FitData | None:
+    """``rows`` (default :data:`SUBSAMPLE`) rows of ``data`` drawn at random without replacement
+    (NumPy's PCG64, seed 0), in table order; None when it has no more rows than that."""
+    rows = SUBSAMPLE if rows is None else rows
+    n = len(data.log_y)
+    if n <= rows:
+        return None
+    drawn = np.sort(np.random.default_rng(0).choice(n, rows, replace=False))
+    return data.take(drawn, np.asarray(data.weights)[drawn])
+
+
+def distinct(vectors: np.ndarray, order: np.ndarray, count: int, tolerance: float = DISTINCT) -> np.ndarray:
+    """Indices of the first ``count`` of ``vectors`` taken in ``order`` whose every predecessor
+    taken differs from it by more than ``tolerance`` in some coordinate."""
+    taken: list[int] = []
+    for i in order:
+        if len(taken) == count:
+            break
+        if all(np.max(np.abs(vectors[i] - vectors[j])) > tolerance for j in taken):
+            taken.append(int(i))
+    return np.asarray(taken, dtype=int)
+
+
+def contenders(terms: np.ndarray, n_rows: int) -> np.ndarray:
+    """Which of k optima, given their per-row objective terms (k, m) on a subsample of m of
+    ``n_rows`` rows (the best optimum first), the subsample cannot tell from the best: the mean
+    of their paired differences to the best is below :data:`CONTENDER_Z` standard errors (sample
+    standard deviation / sqrt(m), times the finite-population factor sqrt(1 - m / n_rows))."""
+    differences = terms - terms[0]
+    m = terms.shape[1]
+    se = np.std(differences, axis=1, ddof=1) / np.sqrt(m) * np.sqrt(1.0 - m / n_rows)
+    return np.mean(differences, axis=1) <= CONTENDER_Z * se
+
+
+@functools.cache
+def _terms(law: Law, delta: float, asymmetry: float | None) -> Callable:
+    """The per-row objective terms at each of several vectors (jit-compiled)."""
+    return jax.jit(jax.vmap(functools.partial(huber_terms, law=law, delta=delta, asymmetry=asymmetry),
+                            in_axes=(0, None)))
+
+
+def _polished(law: Law, objective: Callable, terms: Callable, sol: lbfgs.Solution, vectors: np.ndarray,
+              sample: FitData, data: FitData) -> tuple[lbfgs.Solution, np.ndarray]:
+    """Of the optima found on the subsample ``sample`` (``sol``, centred on it, and ``vectors``,
+    the law's), the best :data:`POLISH` distinct converged ones that are :func:`contenders`
+    (per-row ``terms``), minimised on all of ``data`` one after the other from the best one's
+    curvature pairs, their gradient changes scaled to all rows (an objective summed over rows has
+    a Hessian proportional to their weight)."""
+    value = lbfgs.ranked(sol)
+    order = np.argsort(value, kind="stable")
+    picked = distinct(sol.theta, order[np.isfinite(value[order])], POLISH)
+    theta = vectors[picked]
+    theta = theta[contenders(np.asarray(terms(theta, sample)), len(data.log_y))]
+    scale = float(np.sum(data.weights) / np.sum(sample.weights))
+    pairs = lbfgs.Memory(sol.memory.s[picked[0]], sol.memory.y[picked[0]] * scale).resized(POLISHING.memory_size)
+    return solve_centred(objective, law, theta, data, POLISHING, pairs, slots=1, keep_memory=True)
 
 
 @float64
@@ -169,18 +273,24 @@ def fit_approach3(
         raise ValueError(
             f"grid must be a finite (k, {law.n_params}) array of {law.vector_names}; got shape {starts.shape}"
         )
+    check_memory(FIT_BYTES_PER_ROW * len(runs) + FIT_BYTES_FIXED, f"the Approach-3 fit of {len(runs):,} rows")
     data = fit_data(runs.law_inputs(law.inputs), runs.loss)
     objective = huber_fn(law, delta, asymmetry)
     t0 = time.perf_counter()
-    kept = _screened(objective, starts, data, screen)
-    sol, vectors = solve_centred(objective, law, kept, data, options,
-                                 slots=lbfgs.SLOTS if screen is None else SCREEN_SLOTS, keep_memory=True)
+    sample = subsample(data)
+    kept = _screened(objective, starts, data if sample is None else sample, screen)
+    slots = lbfgs.SLOTS if screen is None else SCREEN_SLOTS
+    sol, vectors = solve_centred(objective, law, kept, data if sample is None else sample, options,
+                                 slots=slots, keep_memory=True)
+    n_converged = int(np.sum(sol.converged))
+    if sample is not None:
+        sol, vectors = _polished(law, objective, _terms(law, delta, asymmetry), sol, vectors, sample, data)
     seconds = time.perf_counter() - t0
     best = lbfgs.best_converged(sol)
     vector = vectors[best]
     return FitResult(
         law=law, params=jax.tree.map(float, law.from_vector(vector)), vector=vector, objective=float(sol.value[best]),
-        runs=runs, n_starts=len(starts), n_minimised=len(kept), n_converged=int(np.sum(sol.converged)),
+        runs=runs, n_starts=len(starts), n_minimised=len(kept), n_converged=n_converged,
         seconds=seconds, delta=delta, asymmetry=asymmetry,
         curvature=jax.tree.map(lambda a: a[best], sol.memory),
     )

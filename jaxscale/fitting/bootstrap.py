@@ -10,12 +10,17 @@ its coordinates slightly: they only shape the steps, not where the refit stops).
 are the law's own parameters with a leading axis of R; their spread gives standard errors, the
 covariance and 95% percentile intervals of every parameter and of the law's closed-form derived
 quantities (for Chinchilla a = beta/(alpha+beta), b = alpha/(alpha+beta), G).
+
+**Any number of rows.** The resamples are drawn and refitted :func:`block_size` at a time
+(:func:`resample_blocks`: the same counts as drawing them all at once), so the memory they need is
+that of one block's counts and drawn rows, O(rows), never O(resamples x rows).
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -24,15 +29,24 @@ import numpy as np
 from jaxscale.core import lbfgs
 from jaxscale.core.intervals import interval
 from jaxscale.core.numerics import float64
-from jaxscale.fitting.approach3 import FitResult
+from jaxscale.fitting import objective as _objective
+from jaxscale.fitting.approach3 import FIT_BYTES_FIXED, FIT_BYTES_PER_ROW, FitResult
 from jaxscale.fitting.centring import solve_centred
-from jaxscale.fitting.objective import huber_fn
+from jaxscale.fitting.objective import FitData, huber_fn
 from jaxscale.laws.draws import Draws, derived_draws
 from jaxscale.laws.law import Law
+from jaxscale.support.memory import check_memory
 
 N_RESAMPLES = 4000
-#: A resample draws ~63% of the runs; the refits see only those, padded to a multiple of this.
+#: A resample draws ~63% of the runs; the refits see only those, padded to a multiple of this
+#: (of :data:`jaxscale.fitting.objective.ROWS_PER_CHUNK` for a table summed in chunks).
 ROW_MULTIPLE = 16
+#: (resample, row) counts held at once: resamples are drawn and refitted in blocks of
+#: BLOCK_TERMS // rows (at least 1), 2^21 counts of 8 bytes, 16 MiB; all 4000 of Epoch's 240 runs at once.
+BLOCK_TERMS = 2**21
+#: Memory per (resample, row) of a block: its counts, the drawn rows' indices, counts, inputs and
+#: log losses, their copies in the compiled program (~80 bytes), rounded up.
+BLOCK_BYTES_PER_TERM = 128
 #: Warm-started refits stop only on a vanishing gradient or step (no relative-decrease test;
 #: failed steps shrink tenfold, so a stalled refit stops within a dozen iterations):
 #: from the full-data optimum a loose test stops some refits early, biasing the spread.
@@ -112,11 +126,23 @@ def _std(values: np.ndarray) -> float:
 def resample_counts(n_points: int, n_resamples: int, seed: int) -> np.ndarray:
     """(R, n) counts: row r says how often each run appears in resample r (numpy's PCG64
     generator seeded with ``seed``, so identical for a given seed)."""
+    return np.concatenate(list(resample_blocks(n_points, n_resamples, seed, n_resamples)))
+
+
+def resample_blocks(n_points: int, n_resamples: int, seed: int, block: int) -> Iterator[np.ndarray]:
+    """:func:`resample_counts` ``block`` resamples at a time (the last block may be smaller): the
+    same counts, drawn in the same order from one generator, without holding them all."""
     if n_resamples < 2:
         raise ValueError(f"n_resamples must be >= 2, got {n_resamples}")
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n_points, size=(n_resamples, n_points))
-    return np.stack([np.bincount(row, minlength=n_points) for row in idx]).astype(np.float64)
+    for first in range(0, n_resamples, block):
+        idx = rng.integers(0, n_points, size=(min(block, n_resamples - first), n_points))
+        yield np.stack([np.bincount(row, minlength=n_points) for row in idx]).astype(np.float64)
+
+
+def block_size(n_points: int) -> int:
+    """Resamples drawn and refitted at once for a table of ``n_points`` rows (:data:`BLOCK_TERMS`)."""
+    return max(1, BLOCK_TERMS // n_points)
 
 
 def cluster_counts(clusters: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
@@ -148,12 +174,15 @@ def moving_block_counts(series: np.ndarray, order: np.ndarray, n_resamples: int,
     return counts
 
 
-def drawn_rows(counts: np.ndarray, multiple: int = ROW_MULTIPLE) -> tuple[np.ndarray, np.ndarray]:
+def drawn_rows(counts: np.ndarray, multiple: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The runs each resample drew, as (R, k) row indices and their (R, k) counts: a run not
     drawn adds nothing to a resample's objective, so the refits skip it. k is the most runs any
-    resample drew, rounded up to ``multiple`` (fewer distinct shapes to compile) and capped at
-    the number of runs; a resample that drew fewer is padded with runs at count 0."""
+    resample drew, rounded up to ``multiple`` (fewer distinct shapes to compile; default
+    :data:`ROW_MULTIPLE`, or the objective's chunk of rows for a table summed in chunks) and
+    capped at the number of runs; a resample that drew fewer is padded with runs at count 0."""
     n = counts.shape[1]
+    if multiple is None:
+        multiple = ROW_MULTIPLE if n <= _objective.ROWS_PER_CHUNK else _objective.ROWS_PER_CHUNK
     k = min(n, -(-int(np.max(np.sum(counts > 0, axis=1))) // multiple) * multiple)
     rows = np.argsort(counts == 0, axis=1, kind="stable")[:, :k]  # drawn runs first, in run order
     return rows, np.take_along_axis(counts, rows, axis=1)
@@ -162,24 +191,40 @@ def drawn_rows(counts: np.ndarray, multiple: int = ROW_MULTIPLE) -> tuple[np.nda
 @float64
 def bootstrap(fit: FitResult, n_resamples: int = N_RESAMPLES, seed: int = 0, *,
               counts: np.ndarray | None = None, options: lbfgs.Options = WARM_START) -> BootstrapResult:
-    """Refit ``fit``'s law on ``n_resamples`` resamples of its runs, all at once.
+    """Refit ``fit``'s law on ``n_resamples`` resamples of its runs, :func:`block_size` at a time
+    (:data:`BLOCK_TERMS` counts at a time: 4000 resamples at once for up to 524 rows).
 
     ``counts`` (R, n) overrides the resampling (e.g. to share resamples with another
     implementation); by default they come from :func:`resample_counts` with ``seed``.
     """
-    counts = resample_counts(fit.n_points, n_resamples, seed) if counts is None else np.asarray(counts, np.float64)
-    if counts.ndim != 2 or counts.shape[1] != fit.n_points:
-        raise ValueError(f"counts must have shape (R, {fit.n_points}); got {counts.shape}")
-    rows, weights = drawn_rows(counts)
-    data = fit.data().take(rows, weights)
+    block = block_size(fit.n_points)
+    check_memory(FIT_BYTES_PER_ROW * fit.n_points + FIT_BYTES_FIXED + BLOCK_BYTES_PER_TERM * block * fit.n_points,
+                 f"the bootstrap of {fit.n_points:,} rows")
+    if counts is None:
+        blocks = resample_blocks(fit.n_points, n_resamples, seed, block)
+    else:
+        counts = np.asarray(counts, np.float64)
+        if counts.ndim != 2 or counts.shape[1] != fit.n_points:
+            raise ValueError(f"counts must have shape (R, {fit.n_points}); got {counts.shape}")
+        blocks = (counts[first:first + block] for first in range(0, len(counts), block))
     t0 = time.perf_counter()
     memory = None if fit.curvature is None else fit.curvature.resized(options.memory_size)
-    starts = np.broadcast_to(fit.vector, (len(counts), fit.law.n_params))
-    sol, vectors = solve_centred(huber_fn(fit.law, fit.delta, fit.asymmetry), fit.law, starts, data, options,
-                                 memory, batch="both")
-    seconds = time.perf_counter() - t0
+    full = fit.data()
+    objective = huber_fn(fit.law, fit.delta, fit.asymmetry)
+    refits = [_refits(fit, full, part, objective, options, memory) for part in blocks]
+    vectors, value, converged = (np.concatenate(parts) for parts in zip(*refits))
     return BootstrapResult(
         law=fit.law, params=fit.law.from_vector(vectors), vectors=vectors,
-        objective=sol.value, converged=sol.converged & np.all(np.isfinite(vectors), axis=1),
-        seed=seed, seconds=seconds,
+        objective=value, converged=converged & np.all(np.isfinite(vectors), axis=1),
+        seed=seed, seconds=time.perf_counter() - t0,
     )
+
+
+def _refits(fit: FitResult, full: FitData, counts: np.ndarray, objective: Callable, options: lbfgs.Options,
+            memory: lbfgs.Memory | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The refits of the resamples ``counts`` (B, n) of the rows ``full``: their law vectors,
+    objective values and convergence."""
+    starts = np.broadcast_to(fit.vector, (len(counts), fit.law.n_params))
+    sol, vectors = solve_centred(objective, fit.law, starts, full.take(*drawn_rows(counts)), options, memory,
+                                 batch="both")
+    return vectors, sol.value, sol.converged

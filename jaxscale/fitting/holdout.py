@@ -35,8 +35,14 @@ from jaxscale.fitting.approach3 import FitResult, fit_approach3
 from jaxscale.fitting.bootstrap import bootstrap
 from jaxscale.optimum.allocation import loss_draws
 from jaxscale.runs.table import RunsTable
+from jaxscale.support.memory import check_memory
 
 LEVELS = (0.5, 0.8, 0.9)
+#: Memory per (resample, held-out run) of the predictive draws: the predictions, the residuals
+#: drawn, the draws with the extrapolation term and a quantile's sorted copy, float64 each.
+#: The fits and the bootstrap are O(runs) (:mod:`jaxscale.fitting.approach3`); these draws, which
+#: :class:`HoldoutResult` keeps, are O(resamples x held-out runs), so they are checked first.
+DRAW_BYTES = 32
 
 
 def split(runs: RunsTable, threshold: float, by: str = "n") -> tuple[RunsTable, RunsTable]:
@@ -137,6 +143,8 @@ def holdout_check(runs: RunsTable, threshold: float, *, by: str = "n", resamples
     with a predictive distribution from ``resamples`` bootstrap refits (module docstring).
     ``fit_kwargs`` go to :func:`~jaxscale.fitting.approach3.fit_approach3`."""
     small, large = split(runs, threshold, by)
+    check_memory(DRAW_BYTES * resamples * len(large),
+                 f"the holdout's predictive draws ({resamples:,} resamples x {len(large):,} held-out runs)")
     fit = fit_approach3(small, **fit_kwargs)
     return HoldoutResult(fit=fit, by=by, threshold=float(threshold), heldout=large,
                          predicted=fit.predict(*large.law_inputs(fit.law.inputs)),

@@ -21,7 +21,7 @@ import arviz as az
 import numpy as np
 import pandas as pd
 
-from jaxscale.inference.refit import sample_posterior
+from jaxscale.inference.refit import check_pointwise, sample_posterior
 from jaxscale.inference.sample import NutsConfig
 from jaxscale.laws.law import Law
 from jaxscale.laws.registry import law_by_name
@@ -45,6 +45,7 @@ def compare_laws(runs: RunsTable, laws: Sequence[str | Law], config: NutsConfig 
     chosen = [law_by_name(law) for law in laws]
     if len({law.name for law in chosen}) < 2:
         raise ValueError(f"--compare needs at least two different laws; got {[law.name for law in chosen]}")
+    check_pointwise(config, len(runs))
     return rank_by_loo({law.name: sample_posterior(runs, law, config) for law in chosen})
 
 

@@ -44,6 +44,7 @@ from jaxscale.inference.compare import report as ranking_report
 from jaxscale.inference.diagnostics import Diagnostics
 from jaxscale.inference.refit import (
     approach3_start,
+    check_pointwise,
     median_and_hdi,
     nuts_idata,
     parameter_draws,
@@ -186,6 +187,7 @@ def compare_sharing(runs: RunsTable, column: str, shared: Sequence[str], law: st
     """The model sharing ``shared`` against the model sharing nothing, ranked by PSIS-LOO."""
     if not shared:
         raise ValueError("comparing sharing needs at least one shared coordinate")
+    check_pointwise(config, len(runs))
     law = law_by_name(law)
     groups, _ = split(runs, column, shared, law)
     start = grouped_start(law, runs, groups)

@@ -121,6 +121,27 @@ def _problem(runs: RunsTable, law: str | Law, priors: NoisePriors | None, start:
                     models.sites(law, params, inputs, sigma))
 
 
+#: The pointwise log likelihood of every draw at every run (what PSIS-LOO reads) is kept for up to
+#: this many (draw, run) values, 2^25 float64 (256 MiB); beyond, the InferenceData holds none, so
+#: the memory of a refit stays O(draws + runs), and a comparison by LOO is refused before sampling.
+POINTWISE_TERMS = 2**25
+
+
+def keeps_pointwise(config: NutsConfig, rows: int) -> bool:
+    """Whether a NUTS refit of ``rows`` runs keeps the pointwise log likelihood (:data:`POINTWISE_TERMS`)."""
+    return config.chains * config.samples * rows <= POINTWISE_TERMS
+
+
+def check_pointwise(config: NutsConfig, rows: int) -> None:
+    """Refuse (``ValueError``, before any sampling) a comparison by PSIS-LOO whose pointwise log
+    likelihood would exceed :data:`POINTWISE_TERMS` values."""
+    if not keeps_pointwise(config, rows):
+        draws = config.chains * config.samples
+        raise ValueError(f"ranking by PSIS-LOO needs the log likelihood of every draw at every run: {draws:,} x "
+                         f"{rows:,} values ({draws * rows * 8 / 2**30:.1f} GiB), more than {POINTWISE_TERMS:,}; "
+                         "fit fewer rows (e.g. --final-only) or draw fewer samples")
+
+
 def nuts_idata(model: Any, data: tuple, init: Mapping[str, Any], config: NutsConfig,
                quantities: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]], warn: bool = True,
                groups: Sequence[str] | None = None,
@@ -133,7 +154,8 @@ def nuts_idata(model: Any, data: tuple, init: Mapping[str, Any], config: NutsCon
     by_chain = {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
     seconds = time.perf_counter() - t0
     coords = None if groups is None else {"group": list(groups)}
-    idata = az.from_numpyro(mcmc, coords=coords, dims={k: ["group"] for k, v in by_chain.items() if v.ndim == 3})
+    idata = az.from_numpyro(mcmc, coords=coords, dims={k: ["group"] for k, v in by_chain.items() if v.ndim == 3},
+                            log_likelihood=keeps_pointwise(config, np.size(data[-1])))
     for name, values in quantities(by_chain).items():
         idata.posterior[name] = (("chain", "draw", "group")[:values.ndim], values)
     diag = diagnostics.diagnose(idata)

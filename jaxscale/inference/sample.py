@@ -157,6 +157,11 @@ def posterior_mode(model: Model, *args: Any, init: Mapping[str, Any], **kwargs: 
     return {k: np.asarray(v) for k, v in values.items()}
 
 
+#: (draw, run) values evaluated at once when the Laplace draws pass through the model (which
+#: evaluates the law at every run): 2^22, so that memory stays O(draws + runs).
+POSTPROCESS_TERMS = 2**22
+
+
 @float64
 def laplace_draws(model: Model, *args: Any, init: Mapping[str, Any], draws: int = 4000,
                   seed: int = 0, **kwargs: Any) -> dict[str, np.ndarray]:
@@ -168,13 +173,15 @@ def laplace_draws(model: Model, *args: Any, init: Mapping[str, Any], draws: int 
     z*, pushed through the constraining transforms. Returns every latent and deterministic site,
     ``draws`` values each."""
     potential, z0, unravel, info = _potential(model, args, kwargs, init, seed)
+    rows = max((np.size(x) for x in jax.tree.leaves((args, kwargs))), default=1)
+    batch = max(1, min(draws, POSTPROCESS_TERMS // rows))  # the model's sites are evaluated at every run
 
     @jax.jit
     def approximate(z0: jnp.ndarray, key: jax.Array) -> dict[str, jnp.ndarray]:
         mode = minimize(potential, z0, None, LAPLACE_OPTIONS).theta
         chol = jnp.linalg.cholesky(jnp.linalg.inv(jax.hessian(potential)(mode)))
         z = mode + jax.random.normal(key, (draws, mode.shape[0]), mode.dtype) @ chol.T
-        return jax.vmap(lambda zi: info.postprocess_fn(unravel(zi)))(z)
+        return jax.lax.map(lambda zi: info.postprocess_fn(unravel(zi)), z, batch_size=batch)
 
     sites = approximate(z0, jax.random.PRNGKey(seed + 1))
     if not all(bool(jnp.all(jnp.isfinite(v))) for v in sites.values()):

@@ -81,11 +81,12 @@ def optimal_allocation(law: Law, params: NamedTuple, c: ArrayLike) -> OptimalAll
     the budget has no minimum (:func:`jaxscale.optimum.solver.optimal_log_n`)."""
     check_nd(law)
     check_positive("c", c)
-    c = jnp.atleast_1d(jnp.asarray(c, jnp.float64))
-    params = _float64(params)
-    if jnp.ndim(params[0]) == 0:
-        return _numpy(_allocation(law, params, c))
-    return _numpy(_allocation_map(law, params, c)._replace(c=c))
+    c = np.atleast_1d(np.asarray(c, np.float64))  # host arrays: converting them compiles nothing
+    params = jax.tree.map(lambda v: np.asarray(v, np.float64), params)
+    if np.ndim(params[0]) == 0:  # one compiled program, not one per operation: as one draw of many
+        one = _numpy(_allocation_map(law, jax.tree.map(lambda v: v[None], params), c))
+        return OptimalAllocation(c, *(v[0] for v in one[1:]))
+    return _numpy(_allocation_map(law, params, c))._replace(c=c)
 
 
 class RepeatedDataAllocation(NamedTuple):

@@ -32,6 +32,7 @@ from jaxscale.runs import schema as S
 from jaxscale.runs.policy import LossPolicy, apply_policy, as_policy
 from jaxscale.runs.schema import ALIASES, fold
 from jaxscale.runs.tables import layout_of
+from jaxscale.support.memory import check_memory
 
 if TYPE_CHECKING:
     from jaxscale.runs.sources import SourceReport
@@ -204,11 +205,31 @@ def _read(source: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, str]:
         raise IsADirectoryError(f"{path}: is a directory, expected a CSV file")
     header, delimiter = _header_of(path)
     _check_header(header, str(path))
+    size = path.stat().st_size
+    check_memory(LOAD_BYTES_PER_BYTE * size, f"{path}: loading {size / 2**20:.0f} MiB of CSV")
+    frame = _arrow_read(path, delimiter) if size > ARROW_READ_BYTES else None
     try:
-        frame = pd.read_csv(path, sep=delimiter, dtype=str, keep_default_na=False)
+        frame = pd.read_csv(path, sep=delimiter, dtype=str, keep_default_na=False) if frame is None else frame
     except (pd.errors.ParserError, UnicodeDecodeError) as err:
         raise ValueError(f"{path}: not a readable CSV ({str(err).splitlines()[0]})") from None
     return frame, str(path)
+
+
+#: Files larger than this are read by pyarrow's multithreaded parser (2.5x faster than pandas' C
+#: parser on a 63 MB table of 1M rows, the same strings); smaller ones, and any file pyarrow
+#: cannot read, by the C parser, whose errors the messages quote.
+ARROW_READ_BYTES = 2**23
+#: Peak memory of loading a CSV per byte of the file: 1M rows of 5 columns, 63 MB (run_id, step,
+#: N, D, loss), took 441 bytes per row above the interpreter, 7 per byte of the file; rounded up.
+LOAD_BYTES_PER_BYTE = 8
+
+
+def _arrow_read(path: Path, delimiter: str) -> pd.DataFrame | None:
+    """The table as text cells by pyarrow's parser, or None where it cannot read it."""
+    try:
+        return pd.read_csv(path, sep=delimiter, dtype=str, keep_default_na=False, engine="pyarrow")
+    except (ImportError, ValueError, TypeError, pd.errors.ParserError):  # pyarrow's errors derive from these
+        return None
 
 
 def _find(frame: pd.DataFrame, role: str, explicit: str | None, where: str) -> str | None:
@@ -233,13 +254,33 @@ def _cell_text(value: object) -> str:
     return "" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value).strip()
 
 
+def _floats(column: pd.Series) -> np.ndarray:
+    """The cells of ``column`` as float64, NaN where a cell is not a number."""
+    if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
+        return column.to_numpy(dtype=float, na_value=np.nan)
+    parsed = _arrow_floats(column)
+    if parsed is not None:
+        return parsed
+    text = column.map(_cell_text)
+    return pd.to_numeric(text.where(text != "", "nan"), errors="coerce").to_numpy(float)
+
+
+def _arrow_floats(column: pd.Series) -> np.ndarray | None:
+    """Text cells parsed all at once by Arrow's cast (8x faster than cell by cell on 1M rows;
+    correctly rounded, as Python's float() is), or None when a cell is not a plain number (a
+    space, a comma, an empty cell): those are parsed, and named, cell by cell."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        return pc.cast(pa.array(column.array), pa.float64()).to_numpy(zero_copy_only=False)
+    except (ImportError, ValueError, TypeError):  # pyarrow's ArrowInvalid and ArrowTypeError derive from these
+        return None
+
+
 def _numeric(frame: pd.DataFrame, col: str, where: str, *, positive: bool) -> np.ndarray:
     column = frame[col]
-    if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
-        values = column.to_numpy(dtype=float, na_value=np.nan)
-    else:
-        text = column.map(_cell_text)
-        values = pd.to_numeric(text.where(text != "", "nan"), errors="coerce").to_numpy(float)
+    values = _floats(column)
     bad = ~np.isfinite(values) | ((values <= 0) if positive else (values < 0))
     if not bad.any():
         return values

@@ -9,6 +9,7 @@ import json
 import jax
 import numpy as np
 import pandas as pd
+import pytest
 
 from jaxscale.cli import main
 from jaxscale.laws import chinchilla
@@ -43,3 +44,18 @@ def test_compare_needs_two_laws(tmp_path, capsys):
     assert "at least two different laws" in capsys.readouterr().err
     assert main(["bayes", str(path), "--compare", "chinchilla,kaplan", "--laplace"]) == 2
     assert "compare samples every law" in capsys.readouterr().err
+
+
+def test_compare_refuses_before_sampling_when_the_pointwise_likelihood_would_not_fit(tmp_path, capsys, monkeypatch):
+    from jaxscale.inference import compare, refit
+
+    monkeypatch.setattr(refit, "POINTWISE_TERMS", 4 * 100 * 63)  # 4 chains x 100 samples x 63 runs: one run too many
+    monkeypatch.setattr(compare, "sample_posterior", lambda *a, **k: pytest.fail("sampled"))
+    n, d = (g.ravel() for g in np.meshgrid(np.logspace(7.5, 10, 8), np.logspace(9, 11.5, 8)))
+    path = tmp_path / "runs.csv"
+    pd.DataFrame({"n_total": n, "tokens": d, "loss": 2.0 + 1e3 / n**0.3 + 1e3 / d**0.3}).to_csv(path, index=False)
+    code = main(["bayes", str(path), "--compare", "kaplan,chinchilla", "--samples", "100", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "PSIS-LOO needs the log likelihood of every draw at every run: 400 x 64 values" in err
+    assert refit.keeps_pointwise(refit.NutsConfig(chains=4, samples=100), 63)
