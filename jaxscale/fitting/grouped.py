@@ -104,7 +104,7 @@ def _objective(layout: Layout, delta: float):
 
 
 @dataclass(frozen=True)
-class GroupedFit:
+class GroupedOptimum:
     """The grouped Approach-3 optimum.
 
     Attributes:
@@ -147,7 +147,7 @@ def grouped_data(runs: RunsTable, law: Law, group: np.ndarray) -> GroupedData:
 
 @float64
 def fit_grouped(runs: RunsTable, group: ArrayLike, labels: Sequence[str], shared: Sequence[str],
-                law: str | Law = "chinchilla", delta: float = DELTA) -> GroupedFit:
+                law: str | Law = "chinchilla", delta: float = DELTA) -> GroupedOptimum:
     """Fit ``law`` to ``runs`` whose row i belongs to group ``group[i]`` (0 .. G - 1, named by
     ``labels``), the coordinates ``shared`` common to every group (module docstring)."""
     law = law_by_name(law)
@@ -168,7 +168,7 @@ def fit_grouped(runs: RunsTable, group: ArrayLike, labels: Sequence[str], shared
     solve = lbfgs.solver(_objective(layout, delta), GROUPED, keep_memory=True)
     sol = jax.tree.map(np.asarray, solve(jnp.asarray(np.stack(starts)), data))
     best = best_converged(sol)
-    return GroupedFit(layout=layout, labels=tuple(labels), vector=sol.theta[best], objective=float(sol.value[best]),
+    return GroupedOptimum(layout=layout, labels=tuple(labels), vector=sol.theta[best], objective=float(sol.value[best]),
                       data=data, curvature=jax.tree.map(lambda a: a[best], sol.memory), delta=delta,
                       seconds=time.perf_counter() - t0)
 
@@ -192,7 +192,7 @@ class GroupedBootstrap(NamedTuple):
 
 
 @float64
-def grouped_bootstrap(fit: GroupedFit, n_resamples: int, seed: int = 0) -> GroupedBootstrap:
+def grouped_bootstrap(fit: GroupedOptimum, n_resamples: int, seed: int = 0) -> GroupedBootstrap:
     """Refit ``fit`` on ``n_resamples`` stratified resamples of its runs, all at once, warm from
     its optimum and curvature pairs (module docstring)."""
     counts = stratified_counts(fit.data.group, n_resamples, seed)

@@ -37,7 +37,7 @@ import pandas as pd
 from jax.typing import ArrayLike
 
 from jaxscale.core.validation import check_positive
-from jaxscale.fitting.grouped import GroupedFit, fit_grouped, grouped_bootstrap
+from jaxscale.fitting.grouped import GroupedOptimum, fit_grouped, grouped_bootstrap
 from jaxscale.inference.grouped import NOTHING_SHARED, compare_sharing
 from jaxscale.inference.sample import NutsConfig
 from jaxscale.laws.law import Law
@@ -100,7 +100,7 @@ class RecipeComparison:
     shared: tuple[str, ...]
     budget: float
     budgets: np.ndarray
-    fit: GroupedFit
+    fit: GroupedOptimum
     multipliers: dict[str, Multiplier]
     unshared: dict[str, Multiplier] | None
     sharing: dict[str, Any] | None

@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 
 from jaxscale.fitting.grouped import Layout, fit_grouped, stratified_counts
+from jaxscale.inference.sample import NutsConfig
 from jaxscale.laws import chinchilla as ch
 from jaxscale.planning.multiplier import multipliers, per_decade
 from jaxscale.planning.recipes import compare_recipes, stacked
 from jaxscale.planning.simulate import simulated_runs
+from jaxscale.plots.planning import multiplier_figure
 from jaxscale.runs.table import load_runs
 from tests.conftest import shared_data_file
 from tests.fitting.test_curvature import isoflop_design
@@ -94,3 +96,17 @@ def test_two_extractions_of_the_same_isoflop_curves():
     assert result.baseline == "epochai_chinchilla"
     assert 0 < at.lower <= at.estimate <= at.upper < np.inf
     assert m.per_decade.lower <= m.per_decade.estimate <= m.per_decade.upper
+    assert len(multiplier_figure(result).axes) == 2
+
+
+@pytest.mark.slow
+def test_posterior_intervals_and_the_loo_test_of_sharing():
+    result = compare_recipes(two_recipes(seed=3), "recipe", 1e21, recipes=["A", "B"], resamples=200,
+                             bayes=NutsConfig(chains=2, warmup=300, samples=300, progress_bar=False))
+    m = result.multipliers["B"]
+    post = m.posterior[result.target_index]
+    assert post.lower <= TRUE_K <= post.upper
+    assert result.sharing["shared_fits"]  # the two recipes share their exponents by construction
+    assert set(result.sharing) == {"elpd_diff", "se", "rule_se", "shared_fits"}
+    free = result.unshared["B"].posterior[result.target_index]
+    assert 0 < free.lower < free.upper < np.inf

@@ -22,6 +22,7 @@ from jaxscale.planning.selection import (
 )
 from jaxscale.planning.simulate import simulated_runs
 from jaxscale.planning.targets import parse_target
+from jaxscale.plots.planning import candidates_figure
 from tests.fitting.test_curvature import GRID, isoflop_design
 
 VECTOR = np.asarray(ch.LAW.to_vector(ch.EPOCH))
@@ -108,6 +109,7 @@ def test_a_plan_at_a_fit_and_one_from_the_prior():
     assert list(table.columns[:4]) == ["N", "D", "tokens_per_param", "C"]
     assert np.all(np.diff(table["sd_after"]) < 0)
     assert table["sd_after"].iloc[-1] < np.sqrt(plan.variance)
+    assert len(candidates_figure(plan, n, d).axes) == 2  # the plot and its colour bar
     prior = plan_runs(ch.LAW, target, cand_n, cand_d, budget=2e21)
     assert prior.belief.sigma == 0.01 and prior.spent <= 2e21
     with pytest.raises(ValueError, match="budget"):
