@@ -158,9 +158,7 @@ def run_replay(args: argparse.Namespace) -> dict:
     found = traces(runs, args.random_orders, args.resamples)
     out = summary(found, width)
     if args.out:
-        from jaxscale.plots.planning import replay_figure
-
-        from jaxscale.plots.planning import choice_order_figure
+        from jaxscale.plots.planning import choice_order_figure, replay_figure
 
         replay_figure(found, WIDTH_MULTIPLE * width, width,
                       "Replay on Epoch AI's 240 Chinchilla runs: 90% interval of N*(1e24)"

@@ -126,7 +126,7 @@ def _values(objective: Callable) -> Callable:
     return jax.jit(jax.vmap(objective, in_axes=(0, None)))
 
 
-def _screened(objective: Callable, starts: np.ndarray, data: FitData, keep: int | None) -> np.ndarray:
+def screened(objective: Callable, starts: np.ndarray, data: FitData, keep: int | None) -> np.ndarray:
     """The ``keep`` starts of lowest ``objective`` value (non-finite values last, ties in grid
     order), lowest first; all of them when ``keep`` is None."""
     if keep is None or keep >= len(starts):
@@ -172,7 +172,7 @@ def fit_approach3(
     data = fit_data(runs.law_inputs(law.inputs), runs.loss)
     objective = huber_fn(law, delta, asymmetry)
     t0 = time.perf_counter()
-    kept = _screened(objective, starts, data, screen)
+    kept = screened(objective, starts, data, screen)
     sol, vectors = solve_centred(objective, law, kept, data, options,
                                  slots=lbfgs.SLOTS if screen is None else SCREEN_SLOTS, keep_memory=True)
     seconds = time.perf_counter() - t0

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -33,7 +34,7 @@ from jax.typing import ArrayLike
 
 from jaxscale.core import lbfgs
 from jaxscale.core.numerics import float64
-from jaxscale.fitting.approach3 import best_converged, fit_approach3
+from jaxscale.fitting.approach3 import fit_approach3
 from jaxscale.fitting.bootstrap import resample_counts
 from jaxscale.fitting.objective import DELTA, fit_data, huber
 from jaxscale.laws.law import Law
@@ -167,7 +168,7 @@ def fit_grouped(runs: RunsTable, group: ArrayLike, labels: Sequence[str], shared
     t0 = time.perf_counter()
     solve = lbfgs.solver(_objective(layout, delta), GROUPED, keep_memory=True)
     sol = jax.tree.map(np.asarray, solve(jnp.asarray(np.stack(starts)), data))
-    best = best_converged(sol)
+    best = lbfgs.best_converged(sol)
     return GroupedOptimum(layout=layout, labels=tuple(labels), vector=sol.theta[best], objective=float(sol.value[best]),
                       data=data, curvature=jax.tree.map(lambda a: a[best], sol.memory), delta=delta,
                       seconds=time.perf_counter() - t0)

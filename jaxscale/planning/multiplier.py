@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxscale.core.numerics import float64
+from jaxscale.core.numerics import as_float64, float64
 from jaxscale.laws.law import Law
 from jaxscale.optimum import solver
 
@@ -69,10 +69,12 @@ def equal_loss_log_compute(law: Law, baseline: NamedTuple, other: NamedTuple, lo
 
 @partial(jax.jit, static_argnums=0)
 def _log_multipliers(law: Law, baseline: NamedTuple, other: NamedTuple, log_c: jnp.ndarray) -> jnp.ndarray:
-    one = lambda a, b: jax.vmap(lambda y: equal_loss_log_compute(law, a, b, y) - y)(log_c)  # noqa: E731
+    def over_budgets(a: NamedTuple, b: NamedTuple) -> jnp.ndarray:
+        return jax.vmap(lambda y: equal_loss_log_compute(law, a, b, y) - y)(log_c)
+
     if jnp.ndim(baseline[0]) == 0:
-        return one(baseline, other)
-    return jax.vmap(one)(baseline, other)
+        return over_budgets(baseline, other)
+    return jax.vmap(over_budgets)(baseline, other)
 
 
 @float64
@@ -80,8 +82,8 @@ def multipliers(law: Law, baseline: NamedTuple, other: NamedTuple, c: ArrayLike)
     """k(C) = C_A / C at budgets ``c`` ([C]) of ``other`` against ``baseline`` (module docstring):
     [C] for one parameter set each, [S, C] for S draws of both (fields [S]); NaN where undefined."""
     c = jnp.atleast_1d(jnp.asarray(c, jnp.float64))
-    cast = lambda p: jax.tree.map(lambda v: jnp.asarray(v, jnp.float64), p)  # noqa: E731
-    return np.exp(np.asarray(_log_multipliers(law, cast(baseline), cast(other), jnp.log(c))))
+    log_k = _log_multipliers(law, as_float64(baseline), as_float64(other), jnp.log(c))
+    return np.exp(np.asarray(log_k))
 
 
 class Trend(NamedTuple):

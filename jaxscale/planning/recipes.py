@@ -28,8 +28,9 @@ change per decade are reported beside it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -197,7 +198,10 @@ def compare_recipes(runs: RunsTable, column: str, budget: float, *, law: str | L
     runs = runs.select(keep)
     group = np.array([order.index(labels[i]) for i in index[keep]])
     shared = tuple(law.exponent_names if shared is None else shared)
-    budgets = default_budgets(runs, budget) if budgets is None else np.unique(np.append(np.asarray(budgets, float), budget))
+    if budgets is None:
+        budgets = default_budgets(runs, budget)
+    else:
+        budgets = np.unique(np.append(np.asarray(budgets, float), budget))
     check_positive("budgets", budgets)
     fit = fit_grouped(runs, group, order, shared, law)
     refits = grouped_bootstrap(fit, resamples, seed)
@@ -212,7 +216,8 @@ def compare_recipes(runs: RunsTable, column: str, budget: float, *, law: str | L
         out[label] = _multiplier(law, budgets, budget, (_at(at, 0), _at(at, g)),
                                  (_draws_of(boot, 0), _draws_of(boot, g)), post)
         if unshared is not None:
-            out_unshared[label] = _posterior_only(law, budgets, budget, (_draws_of(unshared, 0), _draws_of(unshared, g)))
+            free = (_draws_of(unshared, 0), _draws_of(unshared, g))
+            out_unshared[label] = _posterior_only(law, budgets, budget, free)
     return RecipeComparison(law=law, labels=tuple(order), shared=fit.layout.shared, budget=float(budget),
                             budgets=budgets, fit=fit, multipliers=out,
                             unshared=out_unshared if unshared is not None else None, sharing=sharing)
@@ -230,7 +235,10 @@ def _bayes(runs: RunsTable, column: str, order: list[str], shared: tuple[str, ..
     name = next(k for k in comparison.fits if k != NOTHING_SHARED)
     fits = comparison.fits
     permute = [fits[name].labels.index(label) for label in order]
-    reorder = lambda p: jax.tree.map(lambda v: np.asarray(v)[:, permute], p)  # noqa: E731
+
+    def reorder(params: NamedTuple) -> NamedTuple:
+        return jax.tree.map(lambda v: np.asarray(v)[:, permute], params)
+
     table = comparison.table
     diff = float(table.loc[name, "elpd_loo"] - table.loc[NOTHING_SHARED, "elpd_loo"])
     se = float(table["dse"].max())

@@ -33,9 +33,9 @@ import numpy as np
 
 from jaxscale.core import lbfgs
 from jaxscale.core.numerics import float64
-from jaxscale.fitting.approach3 import MULTISTART, FitResult, best_converged, fit_approach3, floats, screened
+from jaxscale.fitting.approach3 import MULTISTART, FitResult, fit_approach3, screened
 from jaxscale.fitting.bootstrap import BootstrapResult, bootstrap, resample_counts
-from jaxscale.fitting.centring import centre, centred_fn, centres, uncentre
+from jaxscale.fitting.centring import solve_centred
 from jaxscale.fitting.objective import FitData, fit_data, huber_fn
 from jaxscale.laws.law import Law
 from jaxscale.laws.registry import law_by_name
@@ -86,15 +86,14 @@ def refit(pool: Pool, chosen: np.ndarray, previous: FitResult) -> FitResult:
     objective = huber_fn(law)
     grid = screened(objective, np.asarray(law.init_grid(), np.float64), data, REFIT_STARTS - 1)
     starts = np.vstack([previous.vector, grid])
-    m = centres(data)
     t0 = time.perf_counter()
-    solve = lbfgs.solver(centred_fn(objective, law), MULTISTART, slots=REFIT_STARTS, keep_memory=True)
     memory = None if previous.curvature is None else previous.curvature.resized(MULTISTART.memory_size)
-    sol = jax.tree.map(np.asarray, solve(centre(law, starts, m), data, memory))
-    best = best_converged(sol)
-    vector = uncentre(law, sol.theta[best], m)
+    sol, vectors = solve_centred(objective, law, starts, data, MULTISTART, memory, slots=REFIT_STARTS,
+                                 keep_memory=True)
+    best = lbfgs.best_converged(sol)
+    vector = vectors[best]
     return FitResult(
-        law=law, params=floats(law.from_vector(vector)), vector=vector, objective=float(sol.value[best]),
+        law=law, params=jax.tree.map(float, law.from_vector(vector)), vector=vector, objective=float(sol.value[best]),
         runs=pool.runs.select(chosen), n_starts=len(starts), n_minimised=len(starts),
         n_converged=int(np.sum(sol.converged)), seconds=time.perf_counter() - t0,
         curvature=jax.tree.map(lambda a: a[best], sol.memory),

@@ -13,8 +13,8 @@ from jaxscale.planning.multiplier import frontier_log_loss
 from jaxscale.planning.recipes import RecipeComparison
 from jaxscale.planning.replay import Trace
 from jaxscale.planning.selection import Plan
-from jaxscale.runs.table import RunsTable
 from jaxscale.plots.log_ticks import plain_log_ticks
+from jaxscale.runs.table import RunsTable
 
 
 def candidates_figure(plan: Plan, runs_n: np.ndarray | None = None, runs_d: np.ndarray | None = None) -> Figure:
@@ -45,8 +45,8 @@ def candidates_figure(plan: Plan, runs_n: np.ndarray | None = None, runs_d: np.n
     ax.set_ylabel("D, tokens")
     label = "variance removed per FLOP" if plan.criterion == "variance" else "information gained per FLOP"
     fig.colorbar(points, ax=ax, label=f"{label} (target {plan.target.name})")
-    ax.set_title(f"next runs for {plan.target.name}: {len(plan.choices)} chosen (red), "
-                 f"{plan.spent:.3g} of {plan.budget:.3g} FLOP; grey lines: constant C")
+    ax.set_title(f"next runs for {plan.target.name}: {len(plan.choices)} chosen (red, in order),\n"
+                 f"{plan.spent:.3g} of {plan.budget:.3g} FLOP; grey lines: constant C", fontsize=10)
     if runs_n is not None:
         ax.legend(loc="lower right", fontsize=8)
     return fig
@@ -122,6 +122,7 @@ def multiplier_figure(comparison: RecipeComparison) -> Figure:
         left.plot(c, np.exp(np.asarray(frontier_log_loss(law, p, np.log(c)))), color=palette(g), label=label)
     left.set_xscale("log")
     left.set_yscale("log")
+    plain_log_ticks(left)
     left.set_xlabel("C, FLOP")
     left.set_ylabel("compute-optimal loss L*(C)")
     left.legend(fontsize=8)
@@ -135,6 +136,7 @@ def multiplier_figure(comparison: RecipeComparison) -> Figure:
     right.axhline(1.0, color="gray", linewidth=0.8)
     right.set_xscale("log")
     right.set_yscale("log")
+    plain_log_ticks(right)
     right.set_xlabel("C, FLOP (the recipe's compute)")
     right.set_ylabel(f"k(C) = C_{comparison.baseline} / C at equal loss")
     right.legend(fontsize=8)
