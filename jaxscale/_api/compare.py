@@ -43,9 +43,9 @@ class CompareReport(Result):
     seconds: float
 
     def _multiplier(self, m: Multiplier, j: int) -> dict[str, Any]:
-        return {"k": float(m.k[j]), "bootstrap95": _interval(m.bootstrap[j]) if m.bootstrap else None,
+        return {"k": float(m.k[j]), "bootstrap95": None if m.bootstrap is None else _interval(m.bootstrap[j]),
                 "posterior95": None if m.posterior is None else _interval(m.posterior[j]),
-                "per_decade": m.per_decade.estimate, "per_decade_bootstrap95": _interval(m.per_decade),
+                "per_decade": m.change, "per_decade_bootstrap95": _interval(m.per_decade),
                 "per_decade_posterior95": _interval(m.per_decade_posterior)}
 
     def _report(self) -> dict[str, Any]:
@@ -74,7 +74,7 @@ class CompareReport(Result):
                             **_bounds(m.bootstrap[j]), "posterior_lower": _bounds(post)["lower"],
                             "posterior_upper": _bounds(post)["upper"]})
             entries.append({"quantity": f"k change per decade {label} / {c.baseline}",
-                            "estimate": m.per_decade.estimate,
+                            "estimate": m.change,
                             **_bounds(m.per_decade), "posterior_lower": _bounds(m.per_decade_posterior)["lower"],
                             "posterior_upper": _bounds(m.per_decade_posterior)["upper"]})
         return rows(entries)

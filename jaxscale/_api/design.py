@@ -15,11 +15,9 @@ from jaxscale._api._results import Figures, Result, rows
 from jaxscale._api.runs import Runs, as_runs
 from jaxscale.fitting.approach3 import FitResult
 from jaxscale.laws.law import Law
+from jaxscale.planning.intervals import gaussian_interval
 from jaxscale.planning.selection import Plan
 from jaxscale.runs.table import RunsTable
-
-#: The normal quantile of a central 95% interval.
-Z95 = 1.959963984540054
 
 
 @dataclass(frozen=True, repr=False)
@@ -45,10 +43,10 @@ class DesignReport(Result):
 
     def _interval(self, variance: float) -> tuple[float, float]:
         """The 95% Laplace interval of the target at the plan's estimate for a variance (design scale)."""
-        sd = math.sqrt(variance) if variance >= 0 else math.nan
-        centre = math.log(self.plan.estimate) if self.plan.target.log else self.plan.estimate
-        lo, hi = centre - Z95 * sd, centre + Z95 * sd
-        return (math.exp(lo), math.exp(hi)) if self.plan.target.log else (lo, hi)
+        plan = self.plan
+        scale = math.log(plan.estimate) if plan.target.log else plan.estimate
+        interval = gaussian_interval(scale, math.sqrt(variance) if variance >= 0 else math.nan, 0.95, plan.target.log)
+        return interval.lower, interval.upper
 
     def _report(self) -> dict[str, Any]:
         plan = self.plan

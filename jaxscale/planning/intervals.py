@@ -87,12 +87,18 @@ def bootstrap_interval(refits: BootstrapResult, target: Target, estimate: ArrayL
     return percentile_interval(float(target.value(value)), draws, level, target.log)
 
 
+def gaussian_interval(scale: float, sd: float, level: float, log: bool) -> Interval:
+    """scale +- z sd, z the normal quantile of ``level``, on the design scale (log for a ``log``
+    target), as an :class:`Interval` on the target's own scale; unbounded where not finite."""
+    half = float(norm.ppf(0.5 + level / 2)) * sd
+    if not (math.isfinite(scale) and math.isfinite(half)):
+        return Interval(math.nan, -math.inf, math.inf, level, log)
+    value = math.exp if log else (lambda x: x)
+    return Interval(value(scale), value(scale - half), value(scale + half), level, log)
+
+
 def laplace_interval(belief: Belief, target: Target, level: float = 0.9) -> Interval:
     """estimate +- z sd on the design scale under ``belief`` (module docstring)."""
     scale, gradient = target_gradient(target, belief.vector)
-    sd = math.sqrt(max(float(gradient @ belief.covariance @ gradient), 0.0))
-    half = float(norm.ppf(0.5 + level / 2)) * sd
-    if not (math.isfinite(scale) and math.isfinite(half)):
-        return Interval(math.nan, -math.inf, math.inf, level, target.log)
-    value = math.exp if target.log else (lambda x: x)
-    return Interval(value(scale), value(scale - half), value(scale + half), level, target.log)
+    variance = float(gradient @ belief.covariance @ gradient)
+    return gaussian_interval(scale, math.sqrt(variance) if variance >= 0 else math.nan, level, target.log)

@@ -45,7 +45,7 @@ from jaxscale.laws.law import Law
 from jaxscale.laws.registry import law_by_name
 from jaxscale.optimum.allocation import check_nd
 from jaxscale.planning.intervals import Interval, percentile_interval
-from jaxscale.planning.multiplier import multipliers
+from jaxscale.planning.multiplier import multipliers, per_decade
 from jaxscale.runs.table import RunsTable, group_index, load_runs
 
 RESAMPLES = 1000
@@ -66,16 +66,22 @@ def stacked(tables: Mapping[str, RunsTable]) -> RunsTable:
 
 
 class Multiplier(NamedTuple):
-    """One recipe's multiplier against the baseline: ``k`` [C] at the fit over the budgets,
-    ``bootstrap`` and ``posterior`` [C] 95% intervals (posterior None unless sampled), and the
-    change over the decade centred on the target, ``per_decade`` (bootstrap interval) and
-    ``per_decade_posterior``."""
+    """One recipe's multiplier against the baseline: ``k`` [C] over the budgets (at the fit; for a
+    model sampled only, the posterior median), its 95% ``bootstrap`` and ``posterior`` intervals
+    at each budget, and its change over the decade centred on the target with its bootstrap and
+    posterior intervals (``per_decade``, ``per_decade_posterior``); None where there are no such
+    draws."""
 
     k: np.ndarray
-    bootstrap: tuple[Interval, ...]
+    bootstrap: tuple[Interval, ...] | None
     posterior: tuple[Interval, ...] | None
-    per_decade: Interval
+    per_decade: Interval | None
     per_decade_posterior: Interval | None
+
+    @property
+    def change(self) -> float:
+        """k(C sqrt 10) / k(C / sqrt 10) at the fit (or the posterior median)."""
+        return (self.per_decade or self.per_decade_posterior).estimate
 
 
 @dataclass(frozen=True)
@@ -127,33 +133,33 @@ def _intervals(k_draws: np.ndarray, k: np.ndarray) -> tuple[Interval, ...]:
     return tuple(percentile_interval(float(k[j]), logs[:, j], LEVEL, True) for j in range(len(k)))
 
 
-def _per_decade(law: Law, baseline: NamedTuple, other: NamedTuple, budget: float, estimate: float) -> Interval:
-    k = multipliers(law, baseline, other, [budget / np.sqrt(10.0), budget * np.sqrt(10.0)])
+def _decade_interval(trend: np.ndarray, estimate: float) -> Interval:
+    """The central 95% interval of k's change over the decade ([S] draws of the ratio)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return percentile_interval(estimate, np.log(k[:, 1] / k[:, 0]), LEVEL, True)
+        return percentile_interval(estimate, np.log(trend), LEVEL, True)
 
 
 def _multiplier(law: Law, budgets: np.ndarray, budget: float, at: tuple[NamedTuple, NamedTuple],
                 boot: tuple[NamedTuple, NamedTuple], post: tuple[NamedTuple, NamedTuple] | None) -> Multiplier:
+    """k at the fit ``at`` over ``budgets``, with intervals over the bootstrap and posterior draws."""
     k = multipliers(law, *at, budgets)
-    decade = multipliers(law, *at, [budget / np.sqrt(10.0), budget * np.sqrt(10.0)])
-    per = float(decade[1] / decade[0])
-    return Multiplier(
-        k=k, bootstrap=_intervals(multipliers(law, *boot, budgets), k),
-        posterior=None if post is None else _intervals(multipliers(law, *post, budgets), k),
-        per_decade=_per_decade(law, *boot, budget, per),
-        per_decade_posterior=None if post is None else _per_decade(law, *post, budget, per))
+    change = float(per_decade(law, *at, budget).per_decade)
+
+    def spread(draws: tuple[NamedTuple, NamedTuple]) -> tuple[tuple[Interval, ...], Interval]:
+        return (_intervals(multipliers(law, *draws, budgets), k),
+                _decade_interval(per_decade(law, *draws, budget).per_decade, change))
+
+    boot_k, boot_change = spread(boot)
+    post_k, post_change = (None, None) if post is None else spread(post)
+    return Multiplier(k, boot_k, post_k, boot_change, post_change)
 
 
 def _posterior_only(law: Law, budgets: np.ndarray, budget: float, draws: tuple[NamedTuple, NamedTuple]) -> Multiplier:
-    """A multiplier from posterior draws alone (no point fit): its median over the draws."""
+    """A multiplier from posterior draws alone (no point fit): medians over the draws."""
     k_draws = multipliers(law, *draws, budgets)
-    decade = multipliers(law, *draws, [budget / np.sqrt(10.0), budget * np.sqrt(10.0)])
     k = np.nanmedian(k_draws, axis=0)
-    intervals = _intervals(k_draws, k)
-    return Multiplier(k=k, bootstrap=(), posterior=intervals,
-                      per_decade=_per_decade(law, *draws, budget, float(np.nanmedian(decade[:, 1] / decade[:, 0]))),
-                      per_decade_posterior=None)
+    change = per_decade(law, *draws, budget).per_decade
+    return Multiplier(k, None, _intervals(k_draws, k), None, _decade_interval(change, float(np.nanmedian(change))))
 
 
 def default_budgets(runs: RunsTable, budget: float) -> np.ndarray:

@@ -11,6 +11,7 @@ import pytest
 from jaxscale.fitting.approach3 import fit_approach3
 from jaxscale.fitting.curvature import prediction_jacobian
 from jaxscale.laws import chinchilla as ch
+from jaxscale.planning.intervals import gaussian_interval, laplace_interval
 from jaxscale.planning.selection import (
     Belief,
     greedy,
@@ -116,3 +117,15 @@ def test_a_plan_at_a_fit_and_one_from_the_prior():
         plan_runs(ch.LAW, target, cand_n, cand_d, budget=0.0)
     with pytest.raises(ValueError, match="candidate D"):
         plan_runs(ch.LAW, target, cand_n, -cand_d, budget=1e21)
+
+
+def test_laplace_intervals():
+    interval = gaussian_interval(np.log(100.0), 0.1, 0.9, True)
+    assert interval.lower == pytest.approx(100 * np.exp(-1.6448536 * 0.1)) and interval.estimate == pytest.approx(100)
+    assert interval.width == pytest.approx(2 * 1.6448536 * 0.1 / np.log(10))
+    assert gaussian_interval(np.nan, 0.1, 0.9, False).width == np.inf
+    belief = prior_belief(ch.LAW)
+    target = parse_target("a:1e24", ch.LAW)
+    value, g = target_gradient(target, belief.vector)
+    expected = gaussian_interval(value, np.sqrt(g @ belief.covariance @ g), 0.95, False)
+    assert laplace_interval(belief, target, 0.95) == pytest.approx(expected)
