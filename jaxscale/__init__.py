@@ -8,9 +8,12 @@ ask what drives their conclusions, reconcile Kaplan with Chinchilla, plan a run.
     >>> posterior = js.bayes(runs, chains=4)               # NUTS, or laplace=True
     >>> js.sensitivity(fitted).summary()                   # elasticities, delta method, influence
     >>> js.allocate(fitted, compute=1e24)                  # N*(C), D*(C) with bands
+    >>> js.design(runs, target="N*:1e24", budget=1e22)     # which runs to train next
+    >>> js.compare("baseline.csv", "new.csv", compute=1e22)  # compute multiplier, with intervals
 
 Verbs: :func:`load_runs`, :func:`fit`, :func:`bayes`, :func:`sensitivity`, :func:`reconcile`,
-:func:`allocate`; :mod:`laws` (``laws.names()``, ``laws.get(name)``). Each verb returns a result
+:func:`allocate`, :func:`design` (which runs next), :func:`compare` (compute multipliers between
+recipes); :mod:`laws` (``laws.names()``, ``laws.get(name)``). Each verb returns a result
 with ``.summary()`` (a DataFrame), ``.to_dict()`` (the JSON ``jaxscale COMMAND --json`` prints),
 ``.plot()`` (matplotlib Figures) and ``.save(directory)``. Types: :class:`RunsTable`,
 :class:`Law`, :class:`Draws` (bootstrap refits and posterior draws alike) and the results.
@@ -30,12 +33,14 @@ __version__ = "0.1.0"
 _WHERE = {
     "load_runs": "jaxscale._api.runs", "fit": "jaxscale._api.fit", "bayes": "jaxscale._api.bayes",
     "sensitivity": "jaxscale._api.sensitivity", "reconcile": "jaxscale._api.reconcile",
-    "allocate": "jaxscale._api.allocate", "laws": "jaxscale.laws",
+    "allocate": "jaxscale._api.allocate", "design": "jaxscale._api.design", "compare": "jaxscale._api.compare",
+    "laws": "jaxscale.laws",
     "RunsTable": "jaxscale.runs.table", "Law": "jaxscale.laws.law", "Draws": "jaxscale.laws.draws",
     "FitReport": "jaxscale._api.fit", "FrontierReport": "jaxscale._api.fit", "Posterior": "jaxscale._api.bayes",
     "GroupedPosterior": "jaxscale._api.bayes", "LooComparison": "jaxscale._api.bayes",
     "SensitivityReport": "jaxscale._api.sensitivity", "ReconcileReport": "jaxscale._api.reconcile",
     "Allocation": "jaxscale._api.allocate", "DataConstrainedAllocation": "jaxscale._api.allocate",
+    "DesignReport": "jaxscale._api.design", "CompareReport": "jaxscale._api.compare",
 }
 
 __all__ = ["__version__", *_WHERE]

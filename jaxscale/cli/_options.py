@@ -72,13 +72,13 @@ def add_source(p: argparse.ArgumentParser) -> None:
                    "(default: every checkpoint)")
 
 
-def add_runs(p: argparse.ArgumentParser, required: bool = True) -> None:
-    """The runs and how to read them: RUNS (positional; optional unless ``required``), the
-    column names, ``--where``, ``--run-by`` and a tracker's options (:func:`add_source`); read
-    them with :func:`load_columns`."""
-    p.add_argument("runs", nargs=None if required else "?", default=None, metavar="RUNS",
+def add_runs(p: argparse.ArgumentParser, required: bool = True, many: bool = False) -> None:
+    """The runs and how to read them: RUNS (positional; optional unless ``required``; one or more
+    with ``many``, each read the same way), the column names, ``--where``, ``--run-by`` and a
+    tracker's options (:func:`add_source`); read them with :func:`load_columns`."""
+    p.add_argument("runs", nargs="+" if many else None if required else "?", default=None, metavar="RUNS",
                    help="the runs: a CSV (e.g. Epoch's chinchilla_svg_extracted_data.csv), a TensorBoard log "
-                   "directory, an MLflow store or URI, or W&B exports")
+                   "directory, an MLflow store or URI, or W&B exports" + ("; one or more" if many else ""))
     for role, flag in (("model size N", "--n-col"), ("training tokens D", "--d-col"),
                        ("training compute C", "--c-col"), ("loss", "--loss-col")):
         p.add_argument(flag, default=None, metavar="NAME", help=f"column of {role} (default: recognised by name)")
@@ -90,10 +90,10 @@ def add_runs(p: argparse.ArgumentParser, required: bool = True) -> None:
     add_source(p)
 
 
-def add_table(p: argparse.ArgumentParser, required: bool = True) -> None:
+def add_table(p: argparse.ArgumentParser, required: bool = True, many: bool = False) -> None:
     """:func:`add_runs`, and how to prepare the table: ``--drop-highest``, ``--final-only``,
     ``--tuned-only``, ``--basis`` (read it with :func:`load_table`)."""
-    add_runs(p, required)
+    add_runs(p, required, many)
     p.add_argument("--drop-highest", type=int, default=0, metavar="K",
                    help="drop the K highest-loss runs first (Epoch drops 5; default: %(default)s)")
     p.add_argument("--final-only", action="store_true",
@@ -162,23 +162,25 @@ def load_columns(args: argparse.Namespace, path: str | Path | None = None, sizes
                      sizes_vary=sizes_vary, **_source(args))
 
 
-def load_table(args: argparse.Namespace) -> RunsTable:
-    """The runs table of :func:`add_table`'s options, prepared by :func:`jaxscale.load_runs`."""
+def load_table(args: argparse.Namespace, path: str | Path | None = None) -> RunsTable:
+    """The runs table of :func:`add_table`'s options (from ``path`` if given), prepared by
+    :func:`jaxscale.load_runs`."""
     from jaxscale import load_runs
 
     if args.drop_highest < 0:
         raise ValueError(f"--drop-highest must be >= 0, got {args.drop_highest}")
     source = _source(args)
-    return load_runs(args.runs, n=args.n_col, d=args.d_col, c=args.c_col, loss=args.loss_col,
-                     where=where_conditions(args.where), run_by=_run_by(args), kind=source.pop("source_kind"),
+    return load_runs(args.runs if path is None else path, n=args.n_col, d=args.d_col, c=args.c_col,
+                     loss=args.loss_col, where=where_conditions(args.where), run_by=_run_by(args),
+                     kind=source.pop("source_kind"),
                      **source, final_only=args.final_only, tuned_only=args.tuned_only,
                      drop_highest=args.drop_highest, basis=args.basis)
 
 
-def deferred_table(args: argparse.Namespace) -> Callable[[], RunsTable]:
-    """:func:`load_table` of ``args`` as a function, for a verb to call once it has checked its
-    options (a bad option is reported before any file is read)."""
-    return lambda: load_table(args)
+def deferred_table(args: argparse.Namespace, path: str | Path | None = None) -> Callable[[], RunsTable]:
+    """:func:`load_table` of ``args`` (and ``path``) as a function, for a verb to call once it has
+    checked its options (a bad option is reported before any file is read)."""
+    return lambda: load_table(args, path)
 
 
 def check_out(out: Path | None) -> None:

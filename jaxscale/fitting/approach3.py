@@ -170,7 +170,7 @@ def _values(objective: Callable, batch: int) -> Callable:
     return jax.jit(lambda starts, data: jax.lax.map(lambda theta: objective(theta, data), starts, batch_size=batch))
 
 
-def _screened(objective: Callable, starts: np.ndarray, data: FitData, keep: int | None) -> np.ndarray:
+def screened(objective: Callable, starts: np.ndarray, data: FitData, keep: int | None) -> np.ndarray:
     """The ``keep`` starts of lowest ``objective`` value (non-finite values last, ties in grid
     order), lowest first; all of them when ``keep`` is None. :data:`SCREEN_TERMS` (start, row)
     pairs are evaluated at a time."""
@@ -278,7 +278,7 @@ def fit_approach3(
     objective = huber_fn(law, delta, asymmetry)
     t0 = time.perf_counter()
     sample = subsample(data)
-    kept = _screened(objective, starts, data if sample is None else sample, screen)
+    kept = screened(objective, starts, data if sample is None else sample, screen)
     slots = lbfgs.SLOTS if screen is None else SCREEN_SLOTS
     sol, vectors = solve_centred(objective, law, kept, data if sample is None else sample, options,
                                  slots=slots, keep_memory=True)

@@ -1,0 +1,134 @@
+"""``compare``: how much better one recipe is than another, as an effective compute multiplier at
+equal loss, with intervals, and whether the recipes share their exponents
+(:mod:`jaxscale.planning.recipes`)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from jaxscale._api._results import Figures, Result, rows
+from jaxscale._api.runs import Runs, as_runs
+from jaxscale.laws.law import Law
+from jaxscale.planning.intervals import Interval
+from jaxscale.planning.recipes import Multiplier, RecipeComparison
+
+
+def _bounds(interval: Interval | None) -> dict[str, float]:
+    if interval is None:
+        return {"lower": np.nan, "upper": np.nan}
+    return {"lower": interval.lower, "upper": interval.upper}
+
+
+def _interval(interval: Interval | None) -> list[float] | None:
+    return None if interval is None else [interval.lower, interval.upper]
+
+
+@dataclass(frozen=True, repr=False)
+class CompareReport(Result):
+    """Compute multipliers of recipes against a baseline.
+
+    Attributes:
+        comparison: the grouped fit, every recipe's multiplier over the budgets with its bootstrap
+            (and posterior) intervals, and the PSIS-LOO verdict on sharing when sampled.
+        seconds: the verb's wall time.
+    """
+
+    comparison: RecipeComparison
+    seconds: float
+
+    def _multiplier(self, m: Multiplier, j: int) -> dict[str, Any]:
+        return {"k": float(m.k[j]), "bootstrap95": None if m.bootstrap is None else _interval(m.bootstrap[j]),
+                "posterior95": None if m.posterior is None else _interval(m.posterior[j]),
+                "per_decade": m.change, "per_decade_bootstrap95": _interval(m.per_decade),
+                "per_decade_posterior95": _interval(m.per_decade_posterior)}
+
+    def _report(self) -> dict[str, Any]:
+        c = self.comparison
+        j = c.target_index
+        out = {
+            "law": c.law.name, "baseline": c.baseline, "recipes": list(c.labels), "shared": list(c.shared),
+            "compute": c.budget, "runs_per_recipe": np.bincount(c.fit.data.group).tolist(),
+            "multipliers": {label: self._multiplier(m, j) for label, m in c.multipliers.items()},
+            "over_budgets": {"C": c.budgets.tolist(), **{label: m.k.tolist() for label, m in c.multipliers.items()}},
+        }
+        if c.sharing is not None:
+            out["sharing"] = c.sharing
+            out["unshared_multipliers"] = {label: self._multiplier(m, j) for label, m in c.unshared.items()}
+        return {**out, "seconds": self.seconds}
+
+    def summary(self) -> pd.DataFrame:
+        """Per recipe: k at the target compute (95% bootstrap interval; posterior bounds beside when
+        sampled) and its change over the decade centred there."""
+        c = self.comparison
+        j = c.target_index
+        entries = []
+        for label, m in c.multipliers.items():
+            post = None if m.posterior is None else m.posterior[j]
+            entries.append({"quantity": f"k({c.budget:.3g}) {label} / {c.baseline}", "estimate": m.k[j],
+                            **_bounds(m.bootstrap[j]), "posterior_lower": _bounds(post)["lower"],
+                            "posterior_upper": _bounds(post)["upper"]})
+            entries.append({"quantity": f"k change per decade {label} / {c.baseline}",
+                            "estimate": m.change,
+                            **_bounds(m.per_decade), "posterior_lower": _bounds(m.per_decade_posterior)["lower"],
+                            "posterior_upper": _bounds(m.per_decade_posterior)["upper"]})
+        return rows(entries)
+
+    def plot(self) -> Figures:
+        """``compare``: the recipes' frontiers and k(C) with its bands."""
+        from jaxscale.plots.planning import multiplier_figure
+
+        return Figures(compare=multiplier_figure(self.comparison))
+
+    def _title(self) -> str:
+        c = self.comparison
+        return f"CompareReport: {c.law.name} law, {', '.join(c.shared)} shared, against {c.baseline}"
+
+
+def compare(*runs: Runs, group_by: str | None = None, names: Sequence[str] | None = None, compute: float = 1e22,
+            law: str | Law = "chinchilla", bootstrap: int = 1000, seed: int = 0, bayes: bool = False,
+            chains: int = 4, samples: int = 1000) -> CompareReport:
+    """The effective compute multiplier k(C) = C_A / C of each recipe against a baseline A.
+
+    Args:
+        runs: two or more tables (one per recipe, the first the baseline), or one table with
+            ``group_by``.
+        group_by: the column naming each run's recipe in one table.
+        names: the recipes' names for several tables (default: recipe 1, 2, ...), or which recipes
+            of ``group_by`` to compare, the baseline first (default: all, in sorted order).
+        compute: the target compute C.
+        law: a law of N and D; its exponents are shared, its other coordinates each recipe's own.
+        bootstrap, seed: resamples of the stratified bootstrap and their seed.
+        bayes: also sample the grouped posterior (shared and unshared: posterior intervals and the
+            PSIS-LOO test of sharing).
+        chains, samples: NUTS' chains and draws per chain (warmup as many).
+
+    Returns:
+        A :class:`CompareReport`.
+    """
+    from jaxscale.inference.sample import NutsConfig
+    from jaxscale.planning.recipes import RECIPE, compare_recipes, stacked
+
+    start = time.perf_counter()
+    if bootstrap < 2:
+        raise ValueError(f"bootstrap must be >= 2 resamples, got {bootstrap}")
+    if group_by is None:
+        if len(runs) < 2:
+            raise ValueError("compare needs two or more runs tables, or one with group_by")
+        labels = list(names) if names is not None else [f"recipe {i + 1}" for i in range(len(runs))]
+        if len(labels) != len(runs) or len(set(labels)) != len(labels):
+            raise ValueError(f"names must name each of the {len(runs)} tables once; got {labels}")
+        table, column, order = stacked(dict(zip(labels, (as_runs(r) for r in runs)))), RECIPE, labels
+    else:
+        if len(runs) != 1:
+            raise ValueError(f"group_by reads one table; got {len(runs)}")
+        table, column, order = as_runs(runs[0]), group_by, names
+    config = NutsConfig(chains=chains, warmup=samples, samples=samples, progress_bar=False) if bayes else None
+    result = compare_recipes(table, column, compute, law=law, recipes=order, resamples=bootstrap, seed=seed,
+                             bayes=config)
+    return CompareReport(result, time.perf_counter() - start)

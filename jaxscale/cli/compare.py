@@ -1,0 +1,88 @@
+"""``jaxscale compare``: how much better one recipe is than another, as an effective compute
+multiplier at equal loss with intervals (:func:`jaxscale.compare`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from jaxscale.cli import _options as o
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = o.command(
+        subparsers, "compare", "effective compute multiplier between recipes, with intervals",
+        "One law for two or more recipes (one runs table each, the first the baseline A; or one table with "
+        "--group-by) with shared exponents and each recipe's own A, B, E. For each other recipe B: k(C) = C_A / C, "
+        "the compute at which A's compute-optimal loss reaches B's at C, over C, at --compute, with a 95% "
+        "stratified-bootstrap interval, and how k changes over the decade centred there. --bayes adds posterior "
+        "intervals and the PSIS-LOO test of whether the shared exponents fit (two NUTS runs).",
+        "jaxscale compare baseline.csv new_recipe.csv --compute 1e22 --out compare\n"
+        "jaxscale compare isoflops_public.csv --group-by source --recipes epochai_chinchilla,ml_scalefit --bayes",
+    )
+    o.add_table(p, many=True)
+    p.add_argument("--group-by", default=None, metavar="COL", help="the column naming each run's recipe in one table")
+    p.add_argument("--recipes", default=None, metavar="NAMES",
+                   help="comma-separated recipes to compare, the baseline first (with --group-by; default: all, "
+                   "sorted)")
+    p.add_argument("--compute", type=o.positive, default=1e22, metavar="C",
+                   help="target compute (default: %(default)s)")
+    p.add_argument("--bayes", action="store_true", help="also the grouped posterior and the PSIS-LOO test of sharing")
+    o.add_law(p, what="the law (its exponents shared)")
+    o.add_bootstrap(p, default=1000, what="stratified bootstrap resamples (within each recipe)")
+    o.add_seed(p)
+    o.add_out(p, "the figure (compare.png: the frontiers and k(C) with its bands)")
+    o.add_json(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from jaxscale import compare
+
+    o.check_out(args.out)
+    if args.bootstrap < 2:
+        raise ValueError(f"--bootstrap must be >= 2 for compare, got {args.bootstrap}")
+    if args.group_by is None and len(args.runs) < 2:
+        raise ValueError("compare needs two or more runs tables, or one with --group-by")
+    if args.group_by is not None and len(args.runs) != 1:
+        raise ValueError(f"--group-by reads one table; got {len(args.runs)}")
+    if args.recipes is not None and args.group_by is None:
+        raise ValueError("--recipes names groups of --group-by; several tables are named by their files")
+    if args.group_by is None:
+        names = [Path(path).stem for path in args.runs]
+        if len(set(names)) != len(names):
+            names = [str(path) for path in args.runs]
+    else:
+        names = None if args.recipes is None else [r.strip() for r in args.recipes.split(",")]
+    tables = [o.deferred_table(args, path) for path in args.runs]
+    result = compare(*tables, group_by=args.group_by, names=names, compute=args.compute, law=args.law,
+                     bootstrap=args.bootstrap, seed=args.seed, bayes=args.bayes)
+    return o.report(result, args, _print)
+
+
+def _range(pair: list[float] | None) -> str:
+    if pair is None:
+        return ""
+    lo, hi = pair
+    return "unbounded" if lo is None or hi is None else f"{lo:.3g} to {hi:.3g}"
+
+
+def _print(numbers: dict[str, Any]) -> None:
+    print(f"{numbers['law']} law, {', '.join(numbers['shared'])} shared; baseline {numbers['baseline']}; "
+          f"runs per recipe {numbers['runs_per_recipe']}")
+    for label, m in numbers["multipliers"].items():
+        post = f"; posterior {_range(m['posterior95'])}" if m["posterior95"] else ""
+        print(f"  k({numbers['compute']:.3g}) of {label}: {m['k']:.4g} "
+              f"(95% bootstrap {_range(m['bootstrap95'])}{post})")
+        print(f"    over the decade around it: x{m['per_decade']:.4g} ({_range(m['per_decade_bootstrap95'])})")
+    if "sharing" in numbers:
+        s = numbers["sharing"]
+        verdict = "fit" if s["shared_fits"] else "do not fit"
+        print(f"  PSIS-LOO: sharing the exponents, elpd {s['elpd_diff']:+.2f} +- {s['se']:.2f} against sharing none: "
+              f"the shared exponents {verdict} (rule: within {s['rule_se']:g} SE)")
+        for label, m in numbers["unshared_multipliers"].items():
+            print(f"  without sharing, k of {label}: {m['k']:.4g} (95% posterior {_range(m['posterior95'])}), "
+                  f"x{m['per_decade']:.4g} per decade")
+    for path in numbers.get("files", []):
+        print(f"wrote {path}")
