@@ -72,7 +72,7 @@ def main() -> None:
             p.error(f"--size: {args.size!r} is not a model of the {cfg.name} preset "
                     f"({', '.join(s.name for s in cfg.sizes)})")
     platform = jax.devices()[0].platform
-    n = args.matmul or (2048 if platform == "cpu" else 8192)
+    n = args.matmul or lm.peak_matmul_size()
     batch = args.batch_size or cfg.batch_size
 
     print(f"devices: {jax.device_count()} x {jax.devices()[0].device_kind} ({platform})")

@@ -280,7 +280,7 @@ def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True, microbat
     train_kwargs = {
         "mesh": mesh,
         "microbatches": microbatches,
-        "peak_flops": lm.matmul_peak_flops(1024) if progress else None,
+        "peak_flops": lm.matmul_peak_flops(dtype=cfg.compute_dtype) if progress else None,
         "progress": progress,
     }
 
