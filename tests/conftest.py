@@ -3,6 +3,9 @@ user clone without them, tests that need them skip with a reason."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import jax
@@ -10,6 +13,17 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The suite compiles into a cache of its own (removed at the end), not the user's
+    ~/.cache/jaxscale/xla: what one session's commands and their subprocesses compile, the rest
+    reuse, and no other process's entries, written meanwhile or by other XLA settings, are read.
+    A cache the caller names with JAXSCALE_CACHE_DIR is used as it is."""
+    if "JAXSCALE_CACHE_DIR" not in os.environ:
+        directory = tempfile.mkdtemp(prefix="jaxscale-tests-xla-")
+        os.environ["JAXSCALE_CACHE_DIR"] = directory
+        config.add_cleanup(lambda: shutil.rmtree(directory, ignore_errors=True))
 
 
 def shared_data_file(name: str) -> Path:
