@@ -20,11 +20,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     o.add_table(p)
     o.add_law(p)
-    p.add_argument("--chains", type=int, default=4, help="NUTS chains (default: %(default)s)")
-    p.add_argument("--warmup", type=int, default=1000, help="warmup steps per chain (default: %(default)s)")
-    p.add_argument("--samples", type=int, default=1000, help="draws per chain (default: %(default)s)")
+    p.add_argument("--chains", type=o.at_least(1), default=4, help="NUTS chains (default: %(default)s)")
+    p.add_argument("--warmup", type=o.at_least(0), default=1000, help="warmup steps per chain (default: %(default)s)")
+    p.add_argument("--samples", type=o.at_least(1), default=1000, help="draws per chain (default: %(default)s)")
     o.add_seed(p, "seed of the sampler")
-    p.add_argument("--target-accept", type=float, default=0.8, help="NUTS target acceptance (default: %(default)s)")
+    p.add_argument("--target-accept", type=o.between(0, 1), default=0.8,
+                   help="NUTS target acceptance (default: %(default)s)")
     p.add_argument("--laplace", action="store_true",
                    help="fast path: Laplace approximation at the posterior mode instead of NUTS")
     p.add_argument("--gamma-uncertainty", action="store_true",
@@ -47,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--table-embedding", action="store_true",
                    help="compute the reconciled exponent from the table's own gamma, delta (fitted to its model "
                    "sizes, which needs both parameter bases) over its own size range, instead of Table A9's")
-    p.add_argument("--holdout-threshold", type=float, default=None, metavar="X",
+    p.add_argument("--holdout-threshold", type=o.positive, default=None, metavar="X",
                    help="sample on runs with N (or C, see --holdout-by) below X only and report the errors and "
                    "the 50/80/90%% predictive-interval coverage on the rest")
     p.add_argument("--holdout-by", choices=("n", "c"), default="n", help="holdout split variable (default: %(default)s)")
@@ -76,9 +77,9 @@ def one_cpu_device_per_chain(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    o.check_out(args.out)
     from jaxscale import bayes
 
-    o.check_out(args.out)
     result = bayes(o.deferred_table(args), args.law, chains=args.chains, warmup=args.warmup, samples=args.samples,
                    seed=args.seed, target_accept=args.target_accept, laplace=args.laplace,
                    progress=not args.no_progress, gamma_uncertainty=args.gamma_uncertainty,

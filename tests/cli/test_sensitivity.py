@@ -25,11 +25,12 @@ def run_cli(capsys, *argv):
     (["RUNS", "--published", "epoch"], "give a runs table or --published NAME"),
     (["--published", "epoch", "--law", "kaplan"], "neither a runs file nor a published parameter set of the kaplan"),
     (["--published", "gpt4"], "(it has published sets ['chinchilla', 'epoch'])"),
-    (["RUNS", "--bootstrap", "1"], "bootstrap must be 0"),
-    (["RUNS", "--top", "0"], "top must be >= 1"),
+    (["RUNS", "--bootstrap", "1"], "argument --bootstrap: must be 0 (none) or >= 2"),
+    (["RUNS", "--top", "0"], "argument --top: must be an integer >= 1"),
     (["RUNS", "--law", "kaplan-steps"], "law of N and D"),
     (["--published", "epoch", "--compute", "-1"], "argument --compute: must be a finite number > 0, got -1"),
-    (["--published", "epoch", "--gamma", "0"], "gamma must be > 0"),
+    (["--published", "epoch", "--gamma", "0"], "argument --gamma: must be a finite number > 0"),
+    (["--published", "epoch", "--delta", "5"], "argument --delta: must be a number in (0, 1), got 5"),
     (["RUNS", "--out", "RUNS"], "exists and is not a directory"),
 ])
 def test_bad_input_exits_2_with_one_line(tmp_path, capsys, options, message):
