@@ -111,10 +111,9 @@ def _print_grouped(numbers: dict) -> None:
           + f"; shared: {', '.join(numbers['shared']) or 'nothing'}\n")
     _print_posterior(numbers["posterior"], 28)
     _print_differences(numbers["differences"], "differences between groups (first minus second)")
-    print(f"\ndivergences: {numbers['divergences']}, largest R-hat {numbers['r_hat_max']:.4f}, E-BFMI: "
+    print(f"\ndivergences: {numbers['divergences']}, largest R-hat {_fmt(numbers['r_hat_max'])}, E-BFMI: "
           + ", ".join(f"{v:.2f}" for v in numbers["bfmi"]))
-    for problem in numbers["problems"]:
-        print(f"WARNING: {problem}")
+    _print_checks(numbers["problems"])
     print(f"sampler {numbers['sampler_seconds']:.1f} s")
     _print_files_and_total(numbers)
 
@@ -140,13 +139,19 @@ def _print_ranking(numbers: dict) -> None:
     for name, r in numbers["ranking"].items():
         print(f"{name:<22} {r['elpd_loo']:>10.1f} {r['se']:>7.1f} {r['elpd_diff']:>10.1f} {r['dse']:>7.1f} "
               f"{r['p_loo']:>7.1f} {r['weight']:>7.2f} {r['pareto_k_max']:>6.2f} {r['pareto_k_above']:>6} "
-              f"{r['divergences']:>5} {r['r_hat_max']:>6.3f}")
+              f"{r['divergences']:>5} {_fmt(r['r_hat_max']):>6}")
 
 
 def _print_comparison(numbers: dict) -> None:
     print(f"Laws ranked by PSIS-LOO on {numbers['n_points']} runs (higher elpd predicts left-out runs better)\n")
     _print_ranking(numbers)
     _print_files_and_total(numbers)
+
+
+def _print_checks(problems: list[str]) -> None:
+    """One line on the convergence checks: each failed one was warned on stderr as sampling
+    ended (and is listed under "problems" in --json), not repeated here."""
+    print("convergence checks: " + (f"{len(problems)} failed, each warned on stderr" if problems else "all passed"))
 
 
 def _fmt(x) -> str:
@@ -186,8 +191,7 @@ def _print(numbers: dict) -> None:
     if "divergences" in numbers:
         print(f"divergences: {numbers['divergences']}, E-BFMI: "
               + ", ".join(f"{v:.2f}" for v in numbers["bfmi"]))
-        for problem in numbers["problems"]:
-            print(f"WARNING: {problem}")
+        _print_checks(numbers["problems"])
     for f in numbers.get("files", []):
         print(f"wrote {f}")
     print(f"\nsampler {numbers['sampler_seconds']:.1f} s, total {numbers['seconds']:.1f} s")
