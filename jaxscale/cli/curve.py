@@ -83,6 +83,9 @@ def _plan(args: argparse.Namespace) -> tuple[str | Path, dict]:
     explicit = bool(args.fit_runs or args.predict)
     if explicit and not (args.fit_runs and args.predict):
         raise ValueError("--fit-runs and --predict go together")
+    both = [r for r in _ids(args.predict) if r in _ids(args.fit_runs)]
+    if both:
+        raise ValueError(f"--predict {both[0]} is also in --fit-runs: its error would be in-sample, not a prediction")
     if name is None and not explicit:
         raise ValueError("choose --protocol sweep|misfitting, or name the runs with --fit-runs and --predict")
     protocol = dict(PROTOCOLS.get(name, {"group_by": "n_total", "split": None, "defaults": {}, "run_by": None}))
@@ -142,9 +145,9 @@ def run(args: argparse.Namespace) -> int:
     numbers["seconds"] = time.perf_counter() - start
     if args.out is not None:
         from jaxscale._api._results import Figures
-        from jaxscale.plots.curves import curves_figure
+        from jaxscale.plots.curves import curves_figures
 
-        numbers["files"] = [str(p) for p in Figures(curves=curves_figure(fits)).save(args.out)]
+        numbers["files"] = [str(p) for p in Figures(curves_figures(fits)).save(args.out)]
     from jaxscale.cli._output import emit
 
     emit(numbers, args.json, _print)

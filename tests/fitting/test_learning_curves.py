@@ -304,3 +304,32 @@ def test_cluster_counts_draw_every_checkpoint_of_a_run_together():
     assert counts.shape == (50, 6)
     for r in counts:
         assert r[0] == r[1] and r[3] == r[4] == r[5] and r[0] + r[2] + r[3] == 3  # three runs drawn
+
+
+def test_curve_refuses_to_call_a_fitted_run_a_prediction(tmp_path, capsys):
+    # --fit-runs A,B --predict B printed B's in-sample error as a prediction error
+    path = tmp_path / "runs.csv"
+    synthetic_runs().to_csv(path, index=False)
+    code = main(["curve", str(path), "--fit-runs", "11760_constant,11760_cosine", "--predict", "11760_cosine"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--predict 11760_cosine is also in --fit-runs: its error would be in-sample" in err
+
+
+def test_the_curves_figures_draw_every_group_with_a_key_and_units():
+    # 32 groups drew the first 16 panels, silently; no key said which colour was which run
+    from jaxscale.plots.curves import PANELS_PER_PAGE, curves_figures
+
+    table = load_runs(synthetic_runs())
+    fits = lc.fit_groups(table, run_learning_rates(table), lc.explicit_split(
+        [f"{n}_{k}" for n in TRUE for k in ("constant", "cosine")], [f"{n}_wsd" for n in TRUE]), ["n_total"],
+        progress=False)
+    many = fits * 10  # 20 groups: more than one page holds
+    figures = curves_figures(many)
+    assert list(figures) == ["curves_1", "curves_2"]
+    panels = [ax for figure in figures.values() for ax in figure.axes if ax.get_visible()]
+    assert len(panels) == len(many) and len(figures["curves_1"].axes) >= PANELS_PER_PAGE
+    for ax in panels:
+        assert ax.get_ylabel() == "loss (nats per token)"
+        assert [t.get_text() for t in ax.get_legend().get_texts()][:1] == ["fitted"]
+        assert any(t.get_text().startswith("predicted ") for t in ax.get_legend().get_texts())
+    assert list(curves_figures(fits)) == ["curves"]
