@@ -105,6 +105,7 @@ def test_sensitivity_refuses_a_table_without_both_bases_before_fitting(tmp_path,
     (["word2vec", "train", "RUNS", "--out", "o", "--batch", "0"], "argument --batch: must be an integer >= 1, got 0"),
     (["word2vec", "train", "RUNS", "--out", "o", "--alpha", "-1"], "argument --alpha: must be a finite number > 0"),
     (["word2vec", "neighbours", "RUNS", "a", "--topn", "0"], "argument --topn: must be an integer >= 1, got 0"),
+    (["allocate", "--compute", "-1"], "argument --compute: must be a finite number > 0, got -1"),
     (["sweep", "--preset", "smoke", "--microbatches", "0"], "argument --microbatches: must be an integer >= 1"),
 ])
 def test_options_out_of_range_are_refused_by_name_when_parsed(tmp_path, capsys, argv, message):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from jaxscale.inference.refit import median_and_hdi
 from jaxscale.plots.bayes import reconciled_exponent_figure
@@ -26,3 +27,17 @@ def test_the_reconciled_exponent_band_is_the_printed_hdi():
         printed = median_and_hdi(values)["hdi95"]
         assert "95% HDI" in label
         np.testing.assert_allclose([lo, hi], printed, rtol=1e-12)
+
+
+def test_the_isoflop_figure_has_a_colour_key_and_units(x64):
+    # the runs were coloured by compute with no key to read it, and the loss axis had no unit
+    from jaxscale.fitting.approach3 import fit_approach3
+    from jaxscale.laws import chinchilla
+    from jaxscale.plots.fit import isoflop_figure
+    from jaxscale.runs.table import load_runs
+
+    n, d = (g.ravel() for g in np.meshgrid(np.geomspace(1e8, 1.6e9, 5), np.geomspace(2e9, 3e10, 4)))
+    loss = np.asarray(chinchilla.loss(n, d, chinchilla.LAW.published_params("epoch")))
+    figure = isoflop_figure(fit_approach3(load_runs(pd.DataFrame({"N": n, "D": d, "loss": loss}))))
+    ax, key = figure.axes
+    assert ax.get_ylabel() == "loss (nats per token)" and "log_{10} C" in key.get_ylabel()
