@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 
+import jax
 import pytest
 
 from jaxscale.cli import main
@@ -37,6 +38,14 @@ WRITERS = {
                          ("jaxscale.word2vec.scaling", "run_published_study")),
     "sweep": (["sweep", "--preset", "smoke", "--out", "OUT", "--no-progress"], ("jaxscale.lm.sweep", "run_sweep")),
 }
+
+
+@pytest.fixture(autouse=True)
+def _backend_running():
+    """JAX's backend started before ``bayes`` runs: its ``prepare`` asks for one CPU device per
+    chain only in a process whose backend has not started, which would give the rest of the test
+    session four devices."""
+    jax.devices()
 
 
 def _never(*_, **__):

@@ -270,8 +270,10 @@ def test_kaplan_law_laplace_cli_recovers_parameters(tmp_path: Path) -> None:
 def test_bayes_asks_for_one_cpu_device_per_chain(synthetic_csv: Path, tmp_path) -> None:
     """A user's run: one CPU device per chain, and NumPyro's progress bars, which update from
     callback threads that do not see the thread-local float64 switch (this failed with
-    "Incorrect output dtype ... Expected: int64, Actual: int32")."""
-    code = (f"from jaxscale.cli import main; import jax; "
+    "Incorrect output dtype ... Expected: int64, Actual: int32"). The bars are shown on a
+    terminal only: the subprocess's stderr, a pipe, is taken for one."""
+    code = (f"from jaxscale.cli import main; import jax; from jaxscale.inference import sample; "
+            f"sample.interactive = lambda: True; "
             f"assert main(['bayes', {str(synthetic_csv)!r}, '--chains', '3', '--warmup', '20', '--samples', '20', "
             f"'--json', '--out', {str(tmp_path)!r}]) == 0; print('devices', jax.local_device_count())")
     # NumPyro turns its progress bars off where CI or PYTEST_XDIST_WORKER is set; a user has neither.
