@@ -316,6 +316,10 @@ def _posterior(table: RunsTable, law: Law, config: Any, laplace: bool, gamma_unc
         from jaxscale.fitting.holdout import split
 
         table, heldout = split(table, holdout, holdout_by)
+    if table_embedding:
+        from jaxscale.reconciliation.on_runs import model_sizes
+
+        model_sizes(table)  # both bases and three sizes, or an error before sampling
     if laplace:
         fit = refit.approximate_posterior(table, law, seed=config.seed)
     else:

@@ -156,13 +156,15 @@ def sensitivity(source: FitReport | Posterior | Draws | Runs, *, law: str | Law 
     if isinstance(source, FitReport):
         fitted = source.fit
         refits = source.refits if bootstrap is None else None
+        settings = _with_table_embedding(settings, fitted.runs, table_embedding)
     else:
         from jaxscale.fitting.approach3 import fit_approach3
         from jaxscale.optimum.allocation import check_nd
 
         check_nd(law)  # the study's quantities need a law of N and D: say so before fitting
-        fitted = fit_approach3(as_runs(source), law=law)
-    settings = _with_table_embedding(settings, fitted.runs, table_embedding)
+        runs = as_runs(source)
+        settings = _with_table_embedding(settings, runs, table_embedding)  # both bases, or an error before fitting
+        fitted = fit_approach3(runs, law=law)
     return SensitivityReport(study.fit_study(fitted, settings, refits), fitted.runs.source,
                              fitted.runs.dropped_highest, time.perf_counter() - start)
 

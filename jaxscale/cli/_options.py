@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -44,15 +45,63 @@ def epilog(example: str, before: str = "") -> str:
     return f"{before.rstrip()}\n\nExample:\n{lines}".lstrip()
 
 
-def positive(text: str) -> float:
-    """An argparse type: a finite number > 0."""
+def _number(text: str) -> float:
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid number: {text!r}") from None
+
+
+def positive(text: str) -> float:
+    """An argparse type: a finite number > 0."""
+    value = _number(text)
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
     return value
+
+
+def nonnegative(text: str) -> float:
+    """An argparse type: a finite number >= 0."""
+    value = _number(text)
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
+    return value
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a number in [0, 1]."""
+    value = _number(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1], got {text}")
+    return value
+
+
+def between(low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a number strictly between ``low`` and ``high`` (argparse names the option
+    in its message: ``argument --delta: must be a number in (0, 1), got 5``)."""
+
+    def parse(text: str) -> float:
+        value = _number(text)
+        if not low < value < high:
+            raise argparse.ArgumentTypeError(f"must be a number in ({low:g}, {high:g}), got {text}")
+        return value
+
+    return parse
+
+
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text}")
+        return value
+
+    return parse
 
 
 def add_source(p: argparse.ArgumentParser) -> None:
@@ -94,7 +143,7 @@ def add_table(p: argparse.ArgumentParser, required: bool = True, many: bool = Fa
     """:func:`add_runs`, and how to prepare the table: ``--drop-highest``, ``--final-only``,
     ``--tuned-only``, ``--basis`` (read it with :func:`load_table`)."""
     add_runs(p, required, many)
-    p.add_argument("--drop-highest", type=int, default=0, metavar="K",
+    p.add_argument("--drop-highest", type=at_least(0), default=0, metavar="K",
                    help="drop the K highest-loss runs first (Epoch drops 5; default: %(default)s)")
     p.add_argument("--final-only", action="store_true",
                    help="keep only the last checkpoint of each run (finished, annealed runs, as Approach 3 wants)")
@@ -115,9 +164,21 @@ def add_published(p: argparse.ArgumentParser, what: str, default: str | None = N
                    help=f"a published parameter set of --law: {what}" + (" (default: %(default)s)" if default else ""))
 
 
-def add_bootstrap(p: argparse.ArgumentParser, default: int = 0, what: str = "bootstrap resamples") -> None:
-    p.add_argument("--bootstrap", type=int, default=default, metavar="R",
-                   help=f"{what} (0: none; default: %(default)s)")
+def resamples(text: str) -> int:
+    """An argparse type: a number of bootstrap resamples, 0 (none) or at least 2."""
+    value = at_least(0)(text)
+    if value == 1:
+        raise argparse.ArgumentTypeError("must be 0 (none) or >= 2, got 1")
+    return value
+
+
+def add_bootstrap(p: argparse.ArgumentParser, default: int = 0, what: str = "bootstrap resamples",
+                  minimum: int = 0) -> None:
+    """``--bootstrap R``: 0 (none) or at least 2 resamples; at least ``minimum`` where a command
+    needs them."""
+    kind, none = (resamples, "0: none; ") if minimum == 0 else (at_least(minimum), f">= {minimum}; ")
+    p.add_argument("--bootstrap", type=kind, default=default, metavar="R",
+                   help=f"{what} ({none}default: %(default)s)")
 
 
 def add_seed(p: argparse.ArgumentParser, what: str = "seed of the resamples") -> None:
@@ -167,8 +228,6 @@ def load_table(args: argparse.Namespace, path: str | Path | None = None) -> Runs
     :func:`jaxscale.load_runs`."""
     from jaxscale import load_runs
 
-    if args.drop_highest < 0:
-        raise ValueError(f"--drop-highest must be >= 0, got {args.drop_highest}")
     source = _source(args)
     return load_runs(args.runs if path is None else path, n=args.n_col, d=args.d_col, c=args.c_col,
                      loss=args.loss_col, where=where_conditions(args.where), run_by=_run_by(args),
@@ -183,10 +242,32 @@ def deferred_table(args: argparse.Namespace, path: str | Path | None = None) -> 
     return lambda: load_table(args, path)
 
 
-def check_out(out: Path | None) -> None:
-    """``--out`` is a directory or does not exist yet (checked before any work)."""
-    if out is not None and out.exists() and not out.is_dir():
-        raise NotADirectoryError(f"--out {out} exists and is not a directory")
+def check_out(out: str | Path | None, option: str = "--out") -> None:
+    """``out`` can take the command's files: a directory, or a path that can be made one (its
+    nearest existing ancestor is a writable directory). Called before any work, so that no
+    sampling, training or fitting is lost to a path that cannot be written; raises ValueError
+    naming ``option`` as the user typed it."""
+    if out is None:
+        return
+    path = Path(out)
+    existing = next(p for p in (path, *path.absolute().parents) if p.exists())
+    if existing is path and not path.is_dir():
+        raise ValueError(f"{option} {out}: exists and is not a directory")
+    if not existing.is_dir():
+        raise ValueError(f"{option} {out}: {existing} is a file, not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"{option} {out}: cannot write in {existing} (permission denied)")
+
+
+def with_figures(result: Any, out: Path | None) -> dict[str, Any]:
+    """``result.to_dict()``, and with ``out`` the paths of :meth:`plot`'s figures written there
+    under ``files`` (for results whose figures are all they write)."""
+    from jaxscale._api._results import Figures
+
+    numbers = result.to_dict()
+    if out is not None:
+        numbers["files"] = [str(p) for p in Figures(result.plot()).save(out)]
+    return numbers
 
 
 def report(result: Any, args: argparse.Namespace, print_text: Callable[[dict[str, Any]], None]) -> int:

@@ -20,11 +20,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     o.add_table(p)
     o.add_law(p)
-    p.add_argument("--chains", type=int, default=4, help="NUTS chains (default: %(default)s)")
-    p.add_argument("--warmup", type=int, default=1000, help="warmup steps per chain (default: %(default)s)")
-    p.add_argument("--samples", type=int, default=1000, help="draws per chain (default: %(default)s)")
+    p.add_argument("--chains", type=o.at_least(1), default=4, help="NUTS chains (default: %(default)s)")
+    p.add_argument("--warmup", type=o.at_least(0), default=1000, help="warmup steps per chain (default: %(default)s)")
+    p.add_argument("--samples", type=o.at_least(1), default=1000, help="draws per chain (default: %(default)s)")
     o.add_seed(p, "seed of the sampler")
-    p.add_argument("--target-accept", type=float, default=0.8, help="NUTS target acceptance (default: %(default)s)")
+    p.add_argument("--target-accept", type=o.between(0, 1), default=0.8,
+                   help="NUTS target acceptance (default: %(default)s)")
     p.add_argument("--laplace", action="store_true",
                    help="fast path: Laplace approximation at the posterior mode instead of NUTS")
     p.add_argument("--gamma-uncertainty", action="store_true",
@@ -47,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--table-embedding", action="store_true",
                    help="compute the reconciled exponent from the table's own gamma, delta (fitted to its model "
                    "sizes, which needs both parameter bases) over its own size range, instead of Table A9's")
-    p.add_argument("--holdout-threshold", type=float, default=None, metavar="X",
+    p.add_argument("--holdout-threshold", type=o.positive, default=None, metavar="X",
                    help="sample on runs with N (or C, see --holdout-by) below X only and report the errors and "
                    "the 50/80/90%% predictive-interval coverage on the rest")
     p.add_argument("--holdout-by", choices=("n", "c"), default="n", help="holdout split variable (default: %(default)s)")
@@ -76,9 +77,9 @@ def one_cpu_device_per_chain(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    o.check_out(args.out)
     from jaxscale import bayes
 
-    o.check_out(args.out)
     result = bayes(o.deferred_table(args), args.law, chains=args.chains, warmup=args.warmup, samples=args.samples,
                    seed=args.seed, target_accept=args.target_accept, laplace=args.laplace,
                    progress=not args.no_progress, gamma_uncertainty=args.gamma_uncertainty,
@@ -110,10 +111,9 @@ def _print_grouped(numbers: dict) -> None:
           + f"; shared: {', '.join(numbers['shared']) or 'nothing'}\n")
     _print_posterior(numbers["posterior"], 28)
     _print_differences(numbers["differences"], "differences between groups (first minus second)")
-    print(f"\ndivergences: {numbers['divergences']}, largest R-hat {numbers['r_hat_max']:.4f}, E-BFMI: "
+    print(f"\ndivergences: {numbers['divergences']}, largest R-hat {_fmt(numbers['r_hat_max'])}, E-BFMI: "
           + ", ".join(f"{v:.2f}" for v in numbers["bfmi"]))
-    for problem in numbers["problems"]:
-        print(f"WARNING: {problem}")
+    _print_checks(numbers["problems"])
     print(f"sampler {numbers['sampler_seconds']:.1f} s")
     _print_files_and_total(numbers)
 
@@ -139,13 +139,19 @@ def _print_ranking(numbers: dict) -> None:
     for name, r in numbers["ranking"].items():
         print(f"{name:<22} {r['elpd_loo']:>10.1f} {r['se']:>7.1f} {r['elpd_diff']:>10.1f} {r['dse']:>7.1f} "
               f"{r['p_loo']:>7.1f} {r['weight']:>7.2f} {r['pareto_k_max']:>6.2f} {r['pareto_k_above']:>6} "
-              f"{r['divergences']:>5} {r['r_hat_max']:>6.3f}")
+              f"{r['divergences']:>5} {_fmt(r['r_hat_max']):>6}")
 
 
 def _print_comparison(numbers: dict) -> None:
     print(f"Laws ranked by PSIS-LOO on {numbers['n_points']} runs (higher elpd predicts left-out runs better)\n")
     _print_ranking(numbers)
     _print_files_and_total(numbers)
+
+
+def _print_checks(problems: list[str]) -> None:
+    """One line on the convergence checks: each failed one was warned on stderr as sampling
+    ended (and is listed under "problems" in --json), not repeated here."""
+    print("convergence checks: " + (f"{len(problems)} failed, each warned on stderr" if problems else "all passed"))
 
 
 def _fmt(x) -> str:
@@ -185,8 +191,7 @@ def _print(numbers: dict) -> None:
     if "divergences" in numbers:
         print(f"divergences: {numbers['divergences']}, E-BFMI: "
               + ", ".join(f"{v:.2f}" for v in numbers["bfmi"]))
-        for problem in numbers["problems"]:
-            print(f"WARNING: {problem}")
+        _print_checks(numbers["problems"])
     for f in numbers.get("files", []):
         print(f"wrote {f}")
     print(f"\nsampler {numbers['sampler_seconds']:.1f} s, total {numbers['seconds']:.1f} s")

@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="target compute (default: %(default)s)")
     p.add_argument("--bayes", action="store_true", help="also the grouped posterior and the PSIS-LOO test of sharing")
     o.add_law(p, what="the law (its exponents shared)")
-    o.add_bootstrap(p, default=1000, what="stratified bootstrap resamples (within each recipe)")
+    o.add_bootstrap(p, default=1000, what="stratified bootstrap resamples (within each recipe)", minimum=2)
     o.add_seed(p)
     o.add_out(p, "the figure (compare.png: the frontiers and k(C) with its bands)")
     o.add_json(p)
@@ -41,8 +41,6 @@ def run(args: argparse.Namespace) -> int:
     from jaxscale import compare
 
     o.check_out(args.out)
-    if args.bootstrap < 2:
-        raise ValueError(f"--bootstrap must be >= 2 for compare, got {args.bootstrap}")
     if args.group_by is None and len(args.runs) < 2:
         raise ValueError("compare needs two or more runs tables, or one with --group-by")
     if args.group_by is not None and len(args.runs) != 1:

@@ -11,6 +11,9 @@ from jaxscale.cli import _options as o
 #: The laws of a schedule that curve fits (registry names).
 CURVE_LAWS = ("lr-annealing", "multipower")
 
+#: Options that fill a schedule column a table lacks (their destinations are the column names).
+SCHEDULE_OPTIONS = ("schedule", "warmup_steps", "final_fraction")
+
 #: Protocols: how runs are grouped and split, and the schedule columns a table lacks.
 PROTOCOLS = {
     "sweep": {"group_by": "n_total", "split": "sweep", "defaults": {}, "run_by": None},
@@ -42,18 +45,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--predict", default=None, metavar="IDS", help="comma-separated run ids to predict")
     p.add_argument("--group-by", default=None, metavar="COLS",
                    help="columns whose values make one group, one law each (default: the protocol's, else n_total)")
-    p.add_argument("--decay", type=float, default=0.999, metavar="LAMBDA",
+    p.add_argument("--decay", type=o.fraction, default=0.999, metavar="LAMBDA",
                    help="decay factor lambda of the annealing momentum (Tissue et al.: 0.999) (default: %(default)s)")
     p.add_argument("--fit-decay", action="store_true",
                    help="profile lambda over 0.9 ... 0.9995 and keep the best fit per group")
-    p.add_argument("--skip-warmups", type=float, default=None, metavar="K",
+    p.add_argument("--skip-warmups", type=o.nonnegative, default=None, metavar="K",
                    help="fit each run's checkpoints from K times its warmup on, 0 for every checkpoint "
                    "(default: the declared rule, TRANSIENT_WARMUPS of jaxscale.fitting.learning_curves)")
     p.add_argument("--lr-source", choices=("named", "recorded"), default="named",
                    help="per-step rates from the schedule the run's columns name, or interpolated from the "
                    "learning_rate column (default: %(default)s)")
-    for flag, kind, what in (("--schedule", str, "constant, cosine or wsd"), ("--warmup-steps", int, "warmup steps"),
-                             ("--final-fraction", float, "final rate / peak rate")):
+    for flag, kind, what in (("--schedule", str, "constant, cosine or wsd"),
+                             ("--warmup-steps", o.at_least(0), "warmup steps"),
+                             ("--final-fraction", o.fraction, "final rate / peak rate")):
         p.add_argument(flag, type=kind, default=None, help=f"{what}, for tables without that column")
     p.add_argument("--every-checkpoint", action="store_true",
                    help="also fit Chinchilla's law with annealing to every checkpoint of the tuned runs and "
@@ -79,32 +83,47 @@ def _plan(args: argparse.Namespace) -> tuple[str | Path, dict]:
     explicit = bool(args.fit_runs or args.predict)
     if explicit and not (args.fit_runs and args.predict):
         raise ValueError("--fit-runs and --predict go together")
+    both = [r for r in _ids(args.predict) if r in _ids(args.fit_runs)]
+    if both:
+        raise ValueError(f"--predict {both[0]} is also in --fit-runs: its error would be in-sample, not a prediction")
     if name is None and not explicit:
         raise ValueError("choose --protocol sweep|misfitting, or name the runs with --fit-runs and --predict")
-    if not 0 <= args.decay <= 1:
-        raise ValueError(f"--decay must be in [0, 1], got {args.decay}")
     protocol = dict(PROTOCOLS.get(name, {"group_by": "n_total", "split": None, "defaults": {}, "run_by": None}))
-    defaults = dict(protocol["defaults"])
-    for key in ("schedule", "warmup_steps", "final_fraction"):
-        if getattr(args, key) is not None:
-            defaults[key] = getattr(args, key)
+    given = _schedule_options(args)
+    if given and args.lr_source == "recorded":
+        raise ValueError(f"--{given[0].replace('_', '-')} names the schedule of --lr-source named; the recorded "
+                         "rates need none")
+    defaults = {**protocol["defaults"], **{key: getattr(args, key) for key in given}}
     args.run_by = args.run_by or protocol["run_by"]
     return path, {"group_by": _ids(args.group_by or protocol["group_by"]), "defaults": defaults,
                   "split": "explicit" if explicit else protocol["split"], "protocol": name}
 
 
+def _schedule_options(args: argparse.Namespace) -> list[str]:
+    """The schedule columns given as options (``--schedule``, ``--warmup-steps``, ``--final-fraction``)."""
+    return [key for key in SCHEDULE_OPTIONS if getattr(args, key) is not None]
+
+
+def _check_fills(args: argparse.Namespace, frame) -> None:
+    """A schedule option fills a column the table lacks (or leaves empty); one the table holds in
+    full would change nothing: refused, naming it."""
+    for key in _schedule_options(args):
+        if key in frame.columns and frame[key].notna().all():
+            raise ValueError(f"--{key.replace('_', '-')}: the table's {key!r} column is complete, so the option "
+                             "would change nothing (it fills tables without that column)")
+
+
 def run(args: argparse.Namespace) -> int:
-    from jaxscale._api.fit import check_bootstrap
+    o.check_out(args.out)
     from jaxscale.fitting import learning_curves as lc
     from jaxscale.runs.schedules import run_learning_rates
 
     start = time.perf_counter()
-    check_bootstrap(args.bootstrap)
-    o.check_out(args.out)
     path, plan = _plan(args)
     if args.law == "multipower" and plan["split"] != "explicit":
         raise ValueError("--law multipower fits the runs --fit-runs and predicts the runs --predict: name both")
     table = o.load_columns(args, path, sizes_vary=False)  # one law per model size
+    _check_fills(args, table.frame)
     if plan["split"] == "explicit":
         lc.check_named(table, _ids(args.fit_runs) + _ids(args.predict))
     split = {"sweep": lc.sweep_split, "longest": lc.longest_split}.get(plan["split"]) or lc.explicit_split(
@@ -113,8 +132,6 @@ def run(args: argparse.Namespace) -> int:
     if args.law == "multipower":
         return _multipower(args, table, lrs, start)
     skip = lc.TRANSIENT_WARMUPS if args.skip_warmups is None else args.skip_warmups
-    if skip < 0:
-        raise ValueError(f"--skip-warmups must be >= 0, got {skip}")
     fits = lc.fit_groups(table, lrs, split, plan["group_by"], decay=None if args.fit_decay else args.decay,
                          skip_warmups=skip, resamples=args.bootstrap, seed=args.seed)
     groups = [f.summary() for f in fits]
@@ -128,9 +145,9 @@ def run(args: argparse.Namespace) -> int:
     numbers["seconds"] = time.perf_counter() - start
     if args.out is not None:
         from jaxscale._api._results import Figures
-        from jaxscale.plots.curves import curves_figure
+        from jaxscale.plots.curves import curves_figures
 
-        numbers["files"] = [str(p) for p in Figures(curves=curves_figure(fits)).save(args.out)]
+        numbers["files"] = [str(p) for p in Figures(curves_figures(fits)).save(args.out)]
     from jaxscale.cli._output import emit
 
     emit(numbers, args.json, _print)

@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--min-cost", type=o.positive, default=None, metavar="C", help="the least (default: none)")
     p.add_argument("--candidates", type=Path, default=None, metavar="CSV",
                    help="candidate runs instead of the grid: a CSV with columns N and D")
-    p.add_argument("--max-runs", type=int, default=None, metavar="K", help="propose at most K runs")
+    p.add_argument("--max-runs", type=o.at_least(1), default=None, metavar="K", help="propose at most K runs")
     p.add_argument("--noise", type=o.positive, default=None, metavar="SIGMA",
                    help="residual scale of log loss of a new run (default: the fit's robust scale; 0.01 without RUNS)")
     o.add_law(p, what="the law of N and D the runs are fitted with")
@@ -54,8 +54,6 @@ def run(args: argparse.Namespace) -> int:
     from jaxscale import design
 
     o.check_out(args.out)
-    if args.max_runs is not None and args.max_runs < 1:
-        raise ValueError(f"--max-runs must be >= 1, got {args.max_runs}")
     if args.candidates is not None and (args.max_cost is not None or args.min_cost is not None):
         raise ValueError("--max-cost and --min-cost shape the candidate grid; not with --candidates")
     candidates = None if args.candidates is None else _candidates(args.candidates)

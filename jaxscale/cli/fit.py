@@ -23,11 +23,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="Hoffmann et al.'s approach (default: %(default)s)")
     o.add_bootstrap(p, what="bootstrap resamples (Epoch: 4000)")
     o.add_seed(p)
-    p.add_argument("--asymmetry", type=float, default=None, metavar="W",
+    p.add_argument("--asymmetry", type=o.positive, default=None, metavar="W",
                    help="weigh over-predictions of the loss W times more (for under-tuned small runs)")
     p.add_argument("--likelihood", action="store_true",
                    help="also fit the Huber likelihood form (scale sigma) and test Chinchilla's published values")
-    p.add_argument("--holdout-threshold", type=float, default=None, metavar="X",
+    p.add_argument("--holdout-threshold", type=o.positive, default=None, metavar="X",
                    help="also fit on runs with N (or C, see --holdout-by) below X and report the error on the rest")
     p.add_argument("--holdout-by", choices=("n", "c"), default="n", help="holdout split variable (default: %(default)s)")
     p.add_argument("--compute", type=o.positive, nargs="+", default=None, metavar="C",

@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
+
+from jaxscale.cli import _options as o
 
 EXAMPLE = """jaxscale hparams ../shared/data/steplaw_dense_lr_bs_loss.csv --sequence-length 2048 --out hparams_figures
 jaxscale hparams --published steplaw --n 7e9 --tokens 1.4e12
 jaxscale hparams --published deepseek --compute 1e24"""
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid number: {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
-    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,24 +28,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="CSV of hyperparameter grids: N, D, peak learning rate, batch size, (smoothed) loss")
     p.add_argument("--published", choices=("steplaw", "deepseek"), default=None,
                    help="a published law instead of a table")
-    p.add_argument("--n", type=_positive, default=None, metavar="N", help="model parameters of the planned run")
-    p.add_argument("--tokens", type=_positive, default=None, metavar="D", help="training tokens of the planned run")
-    p.add_argument("--compute", type=_positive, default=None, metavar="C", help="training FLOPs of the planned run")
+    p.add_argument("--n", type=o.positive, default=None, metavar="N", help="model parameters of the planned run")
+    p.add_argument("--tokens", type=o.positive, default=None, metavar="D", help="training tokens of the planned run")
+    p.add_argument("--compute", type=o.positive, default=None, metavar="C", help="training FLOPs of the planned run")
     p.add_argument("--lr-col", default=None, metavar="NAME", help="column of the peak learning rate (default: "
                    "peak_lr, lr or learning_rate)")
     p.add_argument("--batch-col", default=None, metavar="NAME", help="column of the batch size (default: "
                    "batch_tokens, batch_size, bs or batch)")
     p.add_argument("--loss-col", default=None, metavar="NAME", help="column of the smoothed loss the rule reads "
                    "(default: 'smooth loss' or smoothed_loss if present, else the loss)")
-    p.add_argument("--sequence-length", type=_positive, default=1.0, metavar="L",
+    p.add_argument("--sequence-length", type=o.positive, default=1.0, metavar="L",
                    help="tokens per unit of the batch column (Step Law's bs counts sequences of 2048) "
                    "(default: %(default)g: the column is in tokens)")
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="R",
-                   help="resamples of runs within groups for 95%% intervals, 0 for none (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
+    o.add_bootstrap(p, default=1000, what="resamples of runs within groups for 95%% intervals")
+    o.add_seed(p)
     p.add_argument("--no-joint", action="store_true", help="skip the joint law L(N, D, eta, B)")
-    p.add_argument("--out", type=Path, default=None, metavar="DIR", help="write the figures into DIR")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    o.add_out(p, "the figures")
+    o.add_json(p)
     p.set_defaults(run=run)
 
 
@@ -65,10 +55,7 @@ def _check(args: argparse.Namespace) -> None:
         raise ValueError("give RUNS or --published, not both")
     if args.published is None and any(v is not None for v in (args.n, args.tokens, args.compute)):
         raise ValueError("--n, --tokens and --compute go with --published")
-    if args.bootstrap < 0:
-        raise ValueError(f"--bootstrap must be >= 0, got {args.bootstrap}")
-    if args.out is not None and args.out.exists() and not args.out.is_dir():
-        raise ValueError(f"--out {args.out}: not a directory")
+    o.check_out(args.out)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,14 +67,7 @@ def run(args: argparse.Namespace) -> int:
                      lr_col=args.lr_col, batch_col=args.batch_col, smoothed_col=args.loss_col,
                      sequence_length=args.sequence_length, bootstrap=args.bootstrap, seed=args.seed,
                      joint=not args.no_joint)
-    numbers = result.to_dict()
-    if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        numbers["files"] = []
-        for name, figure in result.plot().items():
-            figure.savefig(args.out / f"{name}.png", dpi=110)
-            numbers["files"].append(str(args.out / f"{name}.png"))
-    emit(numbers, args.json, _print)
+    emit(o.with_figures(result, args.out), args.json, _print)
     return 0
 
 

@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--published", choices=("epoch", "chinchilla"), default=None,
                    help="the Chinchilla-law parameters of Besiroglu et al. (epoch, the default without RUNS) "
                    "or of Hoffmann et al. (chinchilla)")
-    o.add_bootstrap(p, default=200, what="with RUNS: bootstrap resamples behind every interval (>= 2)")
+    o.add_bootstrap(p, default=200, what="with RUNS: bootstrap resamples behind every interval", minimum=2)
     o.add_seed(p, "with RUNS: seed of the resamples")
     o.add_out(p, "the PNG figures", default=Path("reconcile_figures"))
     p.add_argument("--no-figures", action="store_true",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from jaxscale.cli import _options as o
 
@@ -27,12 +26,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--lr-source", choices=("named", "recorded"), default="recorded",
                    help="per-step rates of the fitted runs: from their schedule columns, or interpolated from "
                    "their learning_rate column (default: %(default)s)")
-    p.add_argument("--steps", type=int, required=True, help="length of the schedule in steps")
+    p.add_argument("--steps", type=o.at_least(1), required=True, help="length of the schedule in steps")
     p.add_argument("--peak-lr", type=o.positive, required=True, metavar="ETA", help="the peak learning rate")
-    p.add_argument("--warmup-steps", type=int, default=0, metavar="W", help="linear warmup steps (default: 0)")
-    p.add_argument("--iterations", type=int, default=3000, help="gradient-descent steps (default: %(default)s)")
-    p.add_argument("--out", type=Path, default=None, metavar="DIR", help="write the figure into DIR")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.add_argument("--warmup-steps", type=o.at_least(0), default=0, metavar="W", help="linear warmup steps (default: 0)")
+    p.add_argument("--iterations", type=o.at_least(1), default=3000, help="gradient-descent steps (default: %(default)s)")
+    o.add_out(p, "the figure")
+    o.add_json(p)
     p.set_defaults(run=run)
 
 
@@ -44,8 +43,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("give RUNS with --fit-runs, or --published luo-25m")
     if args.runs is not None and not args.fit_runs:
         raise ValueError("name the runs to fit with --fit-runs")
-    if args.out is not None and args.out.exists() and not args.out.is_dir():
-        raise ValueError(f"--out {args.out}: not a directory")
+    o.check_out(args.out)
     law = None
     if args.runs is not None:
         from jaxscale.fitting.multipower_curves import fit_multipower
@@ -56,14 +54,7 @@ def run(args: argparse.Namespace) -> int:
         law = fit_multipower(table, run_learning_rates(table, source=args.lr_source), fitted, [])
     result = schedule(law, published=args.published, steps=args.steps, peak_lr=args.peak_lr,
                       warmup_steps=args.warmup_steps, iterations=args.iterations)
-    numbers = result.to_dict()
-    if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        numbers["files"] = []
-        for name, figure in result.plot().items():
-            figure.savefig(args.out / f"{name}.png", dpi=110)
-            numbers["files"].append(str(args.out / f"{name}.png"))
-    emit(numbers, args.json, _print)
+    emit(o.with_figures(result, args.out), args.json, _print)
     return 0
 
 

@@ -46,13 +46,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     o.add_seed(p)
     p.add_argument("--table-embedding", action="store_true",
                    help="take gamma, delta from the table's own model sizes (it needs both parameter bases)")
-    p.add_argument("--gamma", type=float, default=None,
+    p.add_argument("--gamma", type=o.positive, default=None,
                    help="gamma of N_T = N + gamma N^delta (default: Pearce & Song's Table A9 fit, 47491)")
-    p.add_argument("--delta", type=float, default=None,
-                   help="delta of the embedding relation (default: 1/3, fixed aspect ratio)")
-    p.add_argument("--target", type=float, default=None,
-                   help="exponent the reconciliation's first-order factors aim at (default: Kaplan's 0.73)")
-    p.add_argument("--top", type=int, default=5, help="runs listed per quantity (default: %(default)s)")
+    p.add_argument("--delta", type=o.between(0, 1), default=None,
+                   help="delta of the embedding relation, in (0, 1): the embedding grows slower than the model "
+                   "(default: 1/3, fixed aspect ratio)")
+    p.add_argument("--target", type=o.between(0, 1), default=None,
+                   help="exponent a of N* ~ C^a, in (0, 1), that the reconciliation's first-order factors aim at "
+                   "(default: Kaplan's 0.73)")
+    p.add_argument("--top", type=o.at_least(1), default=5, help="runs listed per quantity (default: %(default)s)")
     o.add_out(p, "the figures")
     o.add_json(p)
     p.set_defaults(run=run)
@@ -75,6 +77,8 @@ def _print(numbers: dict) -> None:
     print(f"jaxscale sensitivity: {numbers['law']} law, {numbers['source']}")
     print("  " + ", ".join(f"{k} = {v:.5g}" for k, v in numbers["params"].items()))
     _print_quantities(numbers["quantities"])
+    if "spread_undefined" in numbers:
+        print(f"\ndelta method and influence: undefined ({numbers['spread_undefined']})")
     if "influence" in numbers:
         _print_influence(numbers["influence"])
     if numbers.get("reconciliation") is not None:

@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
              "takes $JAXSCALE_CORPUS, else ../shared/data/enwiki_30k_articles.txt.gz beside the jaxscale clone",
     )  # fmt: skip
     p.add_argument(
-        "--microbatches", type=int, default=1, metavar="K",
+        "--microbatches", type=o.at_least(1), default=1, metavar="K",
         help="compute each device's share of a batch in K parts one after another: the same runs in 1/K of "
              "the activation memory (the paper preset on one 16 GB accelerator: 8)",
     )  # fmt: skip
@@ -87,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = presets.preset(args.preset) if args.preset else presets.load_config(args.config)
     cfg = presets.with_corpus(cfg, args.corpus)
     out = Path(args.out) if args.out else Path("out") / "sweeps" / cfg.name
+    o.check_out(out)
     if args.distributed or (args.coordinator, args.num_processes, args.process_id) != (None, None, None):
         distributed.initialize(args.coordinator, args.num_processes, args.process_id, args.heartbeat_timeout)
     try:

@@ -27,23 +27,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--out", type=Path, required=True, help="output directory (vectors, checkpoints)")
     train.add_argument("--model", choices=("skipgram", "cbow"), default="skipgram")
     train.add_argument("--loss", choices=("neg", "hs"), default="neg")
-    train.add_argument("--dim", type=int, default=100)
-    train.add_argument("--window", type=int, default=5)
-    train.add_argument("--negative", type=int, default=5)
-    train.add_argument("--sample", type=float, default=1e-4)
-    train.add_argument("--min-count", type=int, default=5)
-    train.add_argument("--epochs", type=int, default=1)
-    train.add_argument("--alpha", type=float, default=None, help="initial learning rate (default 0.025 sg, 0.05 cbow)")
-    train.add_argument("--phrases", type=int, default=0, metavar="N", help="phrase-detection passes first")
-    train.add_argument("--max-chars", type=int, default=None, help="use only the first N normalised characters")
+    train.add_argument("--dim", type=o.at_least(1), default=100)
+    train.add_argument("--window", type=o.at_least(1), default=5)
+    train.add_argument("--negative", type=o.at_least(1), default=5)
+    train.add_argument("--sample", type=o.nonnegative, default=1e-4)
+    train.add_argument("--min-count", type=o.at_least(1), default=5)
+    train.add_argument("--epochs", type=o.at_least(1), default=1)
+    train.add_argument("--alpha", type=o.positive, default=None,
+                       help="initial learning rate (default 0.025 sg, 0.05 cbow)")
+    train.add_argument("--phrases", type=o.at_least(0), default=0, metavar="N", help="phrase-detection passes first")
+    train.add_argument("--max-chars", type=o.at_least(1), default=None,
+                       help="use only the first N normalised characters")
     train.add_argument("--seed", type=int, default=1)
-    train.add_argument("--batch", type=int, default=None, help="examples per SGD step (default 1024 NEG, 256 HS)")
-    train.add_argument("--neg-row-cap", type=float, default=None, metavar="CAP",
+    train.add_argument("--batch", type=o.at_least(1), default=None,
+                       help="examples per SGD step (default 1024 NEG, 256 HS)")
+    train.add_argument("--neg-row-cap", type=o.positive, default=None, metavar="CAP",
                        help="NEG: cap each row's summed step per batch at CAP examples' worth (large batches)")
     train.add_argument("--examples", choices=("auto", "host", "device"), default="auto",
                        help="who builds the examples: numpy, or the accelerator (auto: the device on a GPU/TPU)")
     train.add_argument("--text", action="store_true", help="also write vectors.txt (word2vec text format)")
-    train.add_argument("--checkpoint-seconds", type=_nonnegative_seconds, default=300.0,
+    train.add_argument("--checkpoint-seconds", type=o.nonnegative, default=300.0,
                        help="seconds between checkpoints (0: after every chunk)")
     train.add_argument("--json", action="store_true")
     train.set_defaults(run=run_train)
@@ -53,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                          "jaxscale word2vec eval vectors/vectors.bin --json")
     evaluate.add_argument("vectors", type=Path, help="word2vec .bin (binary) or .txt (text) file")
     evaluate.add_argument("--analogies", type=Path, default=None, help="default: gensim's questions-words.txt")
-    evaluate.add_argument("--restrict", type=int, default=30_000, help="most frequent words searched")
+    evaluate.add_argument("--restrict", type=o.at_least(1), default=30_000, help="most frequent words searched")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(run=run_eval)
 
@@ -66,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     query.add_argument("--negative", nargs="+", action="extend", default=[], metavar="WORD",
                        help="negative words: king woman --negative man is the analogy man : king :: woman : ?")
     query.add_argument("--odd-one-out", action="store_true", help="print the word that does not fit")
-    query.add_argument("--topn", type=int, default=10)
+    query.add_argument("--topn", type=o.at_least(1), default=10)
     query.add_argument("--json", action="store_true")
     query.set_defaults(run=run_neighbours)
 
@@ -84,21 +87,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                          help="law whose fit gives the optimal split and frontier (both are fitted): "
                          "word2vec-error-kaplan or word2vec-error-chinchilla (or kaplan, chinchilla) "
                          "(default: %(default)s)")
-    scaling.add_argument("--dims", type=int, nargs="+", help="default: 25 50 100 200")
-    scaling.add_argument("--words", type=float, nargs="+", help="training words per cell (default: 4e6 8e6 16e6 32e6)")
+    scaling.add_argument("--dims", type=o.at_least(1), nargs="+", help="default: 25 50 100 200")
+    scaling.add_argument("--words", type=o.positive, nargs="+",
+                         help="training words per cell (default: 4e6 8e6 16e6 32e6)")
     scaling.add_argument("--model", choices=("skipgram", "cbow"), help="default: cbow")
     scaling.add_argument("--loss", choices=("neg", "hs"), help="default: hs")
-    scaling.add_argument("--epochs", type=int, help="default: 3")
-    scaling.add_argument("--budget", type=float, default=None, help="compute budget (Eq. 4/5 units) to split")
+    scaling.add_argument("--epochs", type=o.at_least(1), help="default: 3")
+    scaling.add_argument("--budget", type=o.positive, default=None, help="compute budget (Eq. 4/5 units) to split")
     scaling.add_argument("--json", action="store_true")
     scaling.set_defaults(run=run_scaling)
-
-
-def _nonnegative_seconds(text: str) -> float:
-    value = float(text)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0; got {text}")
-    return value
 
 
 def _load_vectors(path: Path):
@@ -108,6 +105,7 @@ def _load_vectors(path: Path):
 
 
 def run_train(args: argparse.Namespace) -> int:
+    o.check_out(args.out)
     from jaxscale.cli._output import print_json
     from jaxscale.word2vec.train import Word2VecDiverged, train_from_file
 
@@ -217,6 +215,7 @@ def run_scaling(args: argparse.Namespace) -> int:
 
     if (args.published is not None) == (args.corpus is not None):
         raise ValueError("give either a CORPUS to train the grid on or --published mikolov-2013a (its Table 2)")
+    o.check_out(args.out)
     check_budget(args.budget)  # before the grid trains
     law = args.law.removeprefix("word2vec-error-")
     error_law_by_name(law)  # an unknown law: the choices, before the grid trains

@@ -19,6 +19,7 @@ held out of the fit for an honest check) whose observed log loss falls inside th
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 from functools import partial
@@ -85,8 +86,9 @@ def diagnose(idata: az.InferenceData, var_names: Sequence[str] | None = None) ->
     sentence for every threshold missed."""
     names = [n for n in var_names or idata.posterior.data_vars if varies(idata.posterior[n])]
     chains = idata.posterior.sizes["chain"]
-    r_hat = _per_variable(az.rhat(idata, var_names=names), names)
     ess_bulk = _per_variable(az.ess(idata, var_names=names, method="bulk"), names)
+    # R-hat compares chains: one chain cannot show whether chains mix (NaN, said once below)
+    r_hat = _per_variable(az.rhat(idata, var_names=names), names) if chains > 1 else dict.fromkeys(ess_bulk, math.nan)
     ess_tail = _per_variable(az.ess(idata, var_names=names, method="tail"), names)
     divergences = int(idata.sample_stats["diverging"].values.sum())
     bfmi = tuple(float(v) for v in np.atleast_1d(az.bfmi(idata)))
@@ -94,7 +96,8 @@ def diagnose(idata: az.InferenceData, var_names: Sequence[str] | None = None) ->
     problems = [
         f"R-hat of {n} is {v:.3f} > {R_HAT_MAX}: chains have not mixed" for n, v in r_hat.items()
         if not v <= R_HAT_MAX
-    ] + [
+    ] if chains > 1 else ["R-hat is undefined with one chain: sample two or more to see whether chains mix"]
+    problems += [
         f"{kind} ESS of {n} is {v:.0f} < {min_ess}: too few effective draws"
         for kind, ess in (("bulk", ess_bulk), ("tail", ess_tail)) for n, v in ess.items()
         if not v >= min_ess

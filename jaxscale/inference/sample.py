@@ -35,6 +35,7 @@ from numpyro.infer.util import constrain_fn, initialize_model, unconstrain_fn
 
 from jaxscale.core.lbfgs import Options, minimize
 from jaxscale.core.numerics import float64, float64_on_every_thread
+from jaxscale.support.progress import interactive
 
 Model = Callable[..., None]
 
@@ -55,6 +56,10 @@ class NutsConfig:
 
     ``chain_method`` is NumPyro's (``"parallel"``, ``"sequential"``, ``"vectorized"``) or
     ``"auto"``: parallel when there is a device per chain, else sequential (module docstring).
+
+    ``progress_bar`` shows NumPyro's bars where they redraw in place (a terminal or a notebook:
+    :func:`jaxscale.support.progress.interactive`); never in a log, where their carriage returns
+    and escape codes would become lines of control characters.
 
     ``regularize_mass`` is off by default: NumPyro's regulariser shrinks the estimated
     covariance towards 1e-3 x identity, an absolute amount. Scaling-law posteriors have
@@ -121,12 +126,13 @@ def run_nuts(model: Model, *args: Any, init: Mapping[str, Any], config: NutsConf
     kernel = NUTS(model, dense_mass=config.dense_mass, target_accept_prob=config.target_accept,
                   regularize_mass_matrix=config.regularize_mass,
                   init_strategy=init_to_value(values=dict(init)))
+    # NumPyro's bars redraw with carriage returns and escape codes: only where they redraw in place
+    bar = config.progress_bar and interactive()
     mcmc = MCMC(kernel, num_warmup=config.warmup, num_samples=config.samples,
-                num_chains=config.chains, chain_method=chain_method(config),
-                progress_bar=config.progress_bar)
+                num_chains=config.chains, chain_method=chain_method(config), progress_bar=bar)
     if config.chains == 1:
         z0 = {k: v[0] for k, v in z0.items()}
-    with float64_on_every_thread() if config.progress_bar else contextlib.nullcontext():
+    with float64_on_every_thread() if bar else contextlib.nullcontext():
         mcmc.run(run_key, *args, init_params=z0, extra_fields=("energy", "num_steps"), **kwargs)
     return mcmc
 

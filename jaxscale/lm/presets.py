@@ -196,6 +196,11 @@ def config_from_dict(raw: dict[str, Any]) -> SweepConfig:
     unknown = sorted(set(raw) - known)
     if unknown:
         raise ValueError(f"unknown sweep config key(s): {', '.join(unknown)}")
+    required = [f.name for f in dataclasses.fields(SweepConfig)
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    missing = [key for key in required if key not in raw]
+    if missing:
+        raise ValueError(f"the sweep config lacks the required key(s) {', '.join(missing)}")
     raw = dict(raw)
     raw["sizes"] = tuple(_model_size(i, s) for i, s in enumerate(raw.get("sizes", ())))
     for key in ("learning_rates", "schemes", "budget_fractions"):
@@ -217,7 +222,10 @@ def load_config(path: str | Path) -> SweepConfig:
         raw = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as err:
         raise ValueError(f"{path}: cannot parse sweep config: {err}") from None
-    return config_from_dict(raw)
+    try:
+        return config_from_dict(raw)
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None
 
 
 SMOKE = SweepConfig(

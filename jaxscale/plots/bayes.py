@@ -74,17 +74,18 @@ def optimal_bands_figure(bands: OptimalAllocation, level: float = 0.95) -> Figur
 
 def reconciled_exponent_figure(exponents: ReconciledExponents, level: float = 0.95, bins: int = 40) -> Figure:
     """Posterior of the Kaplan-basis frontier exponent (Pearce & Song Step 4) with the paper's
-    0.74 / 0.78 and Kaplan's 0.73 marked; the total-basis exponent beside it."""
+    0.74 / 0.78 and Kaplan's 0.73 marked; the total-basis exponent beside it. The band is the
+    ``level`` highest-density interval, the interval ``jaxscale bayes`` prints."""
     fig = Figure(figsize=(11, 4), layout="constrained")
     ax_ne, ax_t = fig.subplots(1, 2)
     for ax, values, title in (
         (ax_ne, exponents.nonembedding, r"Kaplan basis: $N^*_{\setminus E} \propto C_{\setminus E}^{g}$"),
         (ax_t, exponents.total, r"total basis: $N^*_T \propto C_T^{a}$"),
     ):
-        lo, hi = interval(values, level)
+        lo, hi = interval(values, level, method="hdi")
         median = np.nanmedian(values)
         ax.hist(values, bins=bins, color="tab:blue", alpha=0.7)
-        ax.axvspan(lo, hi, color="tab:blue", alpha=0.1, label=f"{level:.0%} interval")
+        ax.axvspan(lo, hi, color="tab:blue", alpha=0.1, label=f"{level:.0%} HDI [{lo:.3f}, {hi:.3f}]")
         ax.axvline(median, color="tab:blue", label=f"median {median:.3f}")
         ax.set_title(title)
         ax.set_xlabel("exponent")

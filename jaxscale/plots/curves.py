@@ -14,10 +14,26 @@ from jaxscale.fitting.learning_curves import CurveFit
 from jaxscale.runs import schema as rs
 
 
-def curves_figure(fits: Sequence[CurveFit], max_panels: int = 16) -> Figure:
-    """One panel per group (the first ``max_panels``): observed loss against step (black: runs
-    fitted; colours: runs predicted) and the fitted law at every checkpoint (lines)."""
-    shown = list(fits)[:max_panels]
+#: Panels on one page of :func:`curves_figures`.
+PANELS_PER_PAGE = 16
+
+
+def curves_figures(fits: Sequence[CurveFit], per_page: int = PANELS_PER_PAGE) -> dict[str, Figure]:
+    """Every group's panel (:func:`curves_figure`), ``per_page`` to a figure: ``curves`` when
+    one page holds them, else ``curves_1``, ``curves_2``, ... (none left out)."""
+    fits = list(fits)
+    pages = [fits[i:i + per_page] for i in range(0, len(fits), per_page)]
+    if len(pages) == 1:
+        return {"curves": curves_figure(pages[0])}
+    return {f"curves_{i}": curves_figure(page, f" (groups {(i - 1) * per_page + 1}-{(i - 1) * per_page + len(page)} "
+                                                  f"of {len(fits)})") for i, page in enumerate(pages, 1)}
+
+
+def curves_figure(fits: Sequence[CurveFit], part: str = "") -> Figure:
+    """One panel per group: observed loss against step (black: runs fitted; colours: runs
+    predicted, named in the panel's key) and the fitted law at every checkpoint (lines);
+    ``part`` is added to the title."""
+    shown = list(fits)
     cols = math.ceil(math.sqrt(len(shown)))
     rows = math.ceil(len(shown) / cols)
     fig = Figure(figsize=(4 * cols, 3.2 * rows), layout="constrained")
@@ -25,23 +41,24 @@ def curves_figure(fits: Sequence[CurveFit], max_panels: int = 16) -> Figure:
     for ax, curve in zip(axes, shown):
         fitted = curve.fit.runs.select(np.argsort(curve.fit.runs.step, kind="stable"))
         ids = fitted.run_id.astype(str)
-        for run in curve.fitted:
+        for i, run in enumerate(curve.fitted):
             mine = ids == run
-            ax.plot(fitted.step[mine], fitted.loss[mine], "k.", markersize=3)
+            ax.plot(fitted.step[mine], fitted.loss[mine], "k.", markersize=3, label="fitted" if i == 0 else None)
             ax.plot(fitted.step[mine], curve.fit.predict(*fitted.select(mine).law_inputs(curve.fit.law.inputs)),
                     "k-", linewidth=0.8)
         colours = colormaps["viridis"](np.linspace(0.0, 0.9, max(len(curve.predicted), 1)))
         for run, colour in zip(curve.predicted, colours):
             points = curve.predictions[curve.predictions[rs.RUN_ID] == run].sort_values(rs.STEP, kind="stable")
-            ax.plot(points[rs.STEP], points[rs.LOSS], ".", color=colour, markersize=3)
+            ax.plot(points[rs.STEP], points[rs.LOSS], ".", color=colour, markersize=3, label=f"predicted {run}")
             ax.plot(points[rs.STEP], points["predicted"], "-", color=colour, linewidth=0.8)
         ax.set_xscale("log")
         ax.set_title(", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in curve.group.items()),
                      fontsize=9)
         ax.set_xlabel("step")
-        ax.set_ylabel("loss")
+        ax.set_ylabel("loss (nats per token)")
         ax.grid(alpha=0.4)
+        ax.legend(fontsize=6)
     for ax in axes[len(shown):]:
         ax.set_visible(False)
-    fig.suptitle("lr-annealing law: runs fitted (black) and predicted (colour); dots observed, lines the law")
+    fig.suptitle(f"lr-annealing law{part}: runs fitted (black) and predicted (colour); dots observed, lines the law")
     return fig

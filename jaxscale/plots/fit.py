@@ -33,7 +33,7 @@ def residual_figure(fit: FitResult) -> Figure:
 
 def isoflop_figure(fit: FitResult, n_budgets: int = 6) -> Figure:
     """The fitted law along budgets C = 6 N D (isoFLOP curves of loss against N) over the
-    runs, coloured by budget; the minimum of each curve marked."""
+    runs, coloured by budget (the runs' colour key: log10 C); the minimum of each curve marked."""
     if fit.law.inputs != ("N", "D"):
         raise ValueError(f"isoFLOP curves need a law of N and D; {fit.law.name} is of {fit.law.inputs}")
     n, d = fit.inputs
@@ -43,7 +43,8 @@ def isoflop_figure(fit: FitResult, n_budgets: int = 6) -> Figure:
     n_grid = np.geomspace(n.min() / 3, n.max() * 3, 300)
     fig = Figure(figsize=(7, 5), layout="constrained")
     ax = fig.add_subplot()
-    ax.scatter(n, y, c=np.log10(c), s=12, cmap="plasma", alpha=0.7, label="runs")
+    runs = ax.scatter(n, y, c=np.log10(c), s=12, cmap="plasma", alpha=0.7, label="runs")
+    fig.colorbar(runs, ax=ax, label=r"runs: $\log_{10} C$, training FLOP")
     for budget, colour in zip(budgets, colormaps["plasma"](np.linspace(0, 1, n_budgets))):
         curve = fit.predict(n_grid, budget / (6.0 * n_grid))
         ax.plot(n_grid, curve, color=colour, linewidth=1.2, label=f"C = {budget:.1e}")
@@ -52,7 +53,7 @@ def isoflop_figure(fit: FitResult, n_budgets: int = 6) -> Figure:
     ax.set_xscale("log")
     ax.set_ylim(y.min() * 0.95, np.percentile(y, 98) * 1.05)
     ax.set_xlabel("N, parameters")
-    ax.set_ylabel("loss")
+    ax.set_ylabel("loss (nats per token)")
     ax.set_title("fitted law along isoFLOP budgets (dots: optima)")
     ax.grid(alpha=0.4)
     ax.legend(fontsize=7, loc="upper right")

@@ -153,10 +153,31 @@ class RunsTable:
         return self.n_nonembedding, self.c_nonembedding
 
 
+#: Byte-order marks of UTF-16 and UTF-32 text (a spreadsheet's "Unicode text" export).
+WIDE_TEXT_MARKS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32", b"\xff\xfe": "UTF-16",
+                   b"\xfe\xff": "UTF-16"}
+
+
+def _wide_text(head: bytes) -> str | None:
+    """UTF-16 or UTF-32 by the byte-order mark, or UTF-16 without one (ASCII characters whose
+    every other byte is NUL); None for anything else."""
+    marked = next((name for mark, name in WIDE_TEXT_MARKS.items() if head.startswith(mark)), None)
+    if marked is not None:
+        return marked
+    even, odd = head[: len(head) // 2 * 2 : 2], head[1 : len(head) // 2 * 2 : 2]
+    return "UTF-16" if len(head) >= 4 and (set(odd) == {0} or set(even) == {0}) else None
+
+
 def _check_text(path: Path) -> None:
-    """A CSV is text: NUL bytes or undecodable bytes in its first 64 KiB name a binary file."""
+    """A CSV is UTF-8 text: UTF-16/32 text (by its byte-order mark) is named as such; NUL bytes
+    or undecodable bytes in the first 64 KiB name a binary file; a JSON document is not a table."""
     with path.open("rb") as fh:
         head = fh.read(1 << 16)
+    wide = _wide_text(head)
+    if wide is not None:
+        raise ValueError(f"{path}: {wide} text; save the table as UTF-8 (CSV UTF-8 in a spreadsheet)")
+    if head.lstrip()[:1] in (b"{", b"["):
+        raise ValueError(f"{path}: a JSON document, not a CSV table (W&B history exports are read as .jsonl)")
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -177,8 +198,14 @@ def _header_of(path: Path) -> tuple[list[str], str]:
     _check_text(path)
     with path.open(newline="") as fh:
         first = fh.readline()
-    if not first.strip():
+        blank = 0
+        while first and not first.strip():
+            first, blank = fh.readline(), blank + 1
+    if not first:
         raise ValueError(f"{path}: empty file (no header line)")
+    if blank:
+        raise ValueError(f"{path}: {blank} blank line{'s' if blank > 1 else ''} before the header; the header must "
+                         "be the first line")
     delimiter = max(DELIMITERS, key=first.count)
     return next(csv.reader(io.StringIO(first), delimiter=delimiter)), delimiter
 

@@ -18,7 +18,10 @@ GOOD = "N,D,loss\n1e8,2e9,3.1\n2e8,4e9,2.9\n4e8,8e9,2.7\n8e8,1.6e10,2.5\n1.6e9,3
 
 
 def run_cli(capsys, *argv):
-    code = main(["fit", *map(str, argv)])
+    try:
+        code = main(["fit", *map(str, argv)])
+    except SystemExit as parser_exit:  # argparse's own refusals
+        code = parser_exit.code
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -39,9 +42,9 @@ def test_bad_table_exits_2_with_one_line(tmp_path, capsys, text, message):
 
 
 @pytest.mark.parametrize("options, message", [
-    (["--drop-highest", "-1"], "--drop-highest must be >= 0"),
-    (["--bootstrap", "1"], "bootstrap must be 0"),
-    (["--asymmetry", "0"], "asymmetry must be > 0"),
+    (["--drop-highest", "-1"], "argument --drop-highest: must be an integer >= 0"),
+    (["--bootstrap", "1"], "argument --bootstrap: must be 0 (none) or >= 2"),
+    (["--asymmetry", "0"], "argument --asymmetry: must be a finite number > 0"),
     (["--law", "kaplan", "--likelihood"], "is undefined for the kaplan law: it needs Chinchilla's law"),
     (["--method", "approach2", "--asymmetry", "2"], "asymmetry apply to approach3, not approach2"),
     (["--out", "GOOD"], "exists and is not a directory"),

@@ -25,11 +25,12 @@ def run_cli(capsys, *argv):
     (["RUNS", "--published", "epoch"], "give a runs table or --published NAME"),
     (["--published", "epoch", "--law", "kaplan"], "neither a runs file nor a published parameter set of the kaplan"),
     (["--published", "gpt4"], "(it has published sets ['chinchilla', 'epoch'])"),
-    (["RUNS", "--bootstrap", "1"], "bootstrap must be 0"),
-    (["RUNS", "--top", "0"], "top must be >= 1"),
+    (["RUNS", "--bootstrap", "1"], "argument --bootstrap: must be 0 (none) or >= 2"),
+    (["RUNS", "--top", "0"], "argument --top: must be an integer >= 1"),
     (["RUNS", "--law", "kaplan-steps"], "law of N and D"),
     (["--published", "epoch", "--compute", "-1"], "argument --compute: must be a finite number > 0, got -1"),
-    (["--published", "epoch", "--gamma", "0"], "gamma must be > 0"),
+    (["--published", "epoch", "--gamma", "0"], "argument --gamma: must be a finite number > 0"),
+    (["--published", "epoch", "--delta", "5"], "argument --delta: must be a number in (0, 1), got 5"),
     (["RUNS", "--out", "RUNS"], "exists and is not a directory"),
 ])
 def test_bad_input_exits_2_with_one_line(tmp_path, capsys, options, message):
@@ -95,3 +96,18 @@ def test_epoch_table_influence_agrees_with_the_jackknife(tmp_path, capsys):
     assert {p.name for p in tmp_path.iterdir()} == {"tornado.png", "influence.png", "jackknife.png"}
     code, out, _ = run_cli(capsys, data, "--drop-highest", "5", "--bootstrap", "0")
     assert code == 0 and "correlation" in out and "reconciled exponent" in out and "SD of log q" not in out
+
+
+@pytest.mark.filterwarnings("error")
+def test_an_exactly_determined_fit_has_elasticities_and_says_the_rest_is_undefined(tmp_path, capsys):
+    # 5 runs for the 5 parameters of the chinchilla law: the fit passes through every run; the
+    # covariance and the influence are undefined (it leaked numpy's warnings and NaN correlations)
+    path = tmp_path / "five.csv"
+    path.write_text("N,D,loss\n1e8,2e9,3.1\n2e8,4e9,2.9\n4e8,8e9,2.7\n8e8,1.6e10,2.5\n1.6e9,8e9,2.45\n")
+    code, out, err = run_cli(capsys, path, "--bootstrap", "20", "--json")
+    assert code == 0 and err == ""
+    numbers = json.loads(out)
+    assert "5 runs for 5 parameters" in numbers["spread_undefined"] and "influence" not in numbers
+    assert all("elasticities" in q and "sd_log_delta" not in q for q in numbers["quantities"].values())
+    code, out, err = run_cli(capsys, path, "--bootstrap", "20")
+    assert code == 0 and "delta method and influence: undefined (5 runs for 5 parameters" in out

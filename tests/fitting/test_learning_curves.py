@@ -114,7 +114,6 @@ def test_fit_on_two_schedules_predicts_the_third(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--fit-runs", "a"], "--fit-runs and --predict go together"),
     ([], "choose --protocol sweep|misfitting"),
-    (["--protocol", "sweep", "--decay", "2"], "--decay must be in [0, 1]"),
     (["--fit-runs", "11760_constant", "--predict", "nope"], "no run 'nope'"),
 ])
 def test_curve_bad_options_exit_2(tmp_path, capsys, argv, message):
@@ -183,8 +182,9 @@ def test_curve_bootstrap_gives_intervals_and_their_coverage(tmp_path, capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "| alpha 95% | finals in 95% |" in out and "moving-block resamples of the fitted checkpoints cover" in out
-    assert main([*argv[:-1], "1"]) == 2
-    assert "bootstrap must be 0 (none) or >= 2" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as parser_exit:
+        main([*argv[:-1], "1"])
+    assert parser_exit.value.code == 2 and "argument --bootstrap: must be 0 (none) or >= 2" in capsys.readouterr().err
 
 
 @pytest.mark.slow
@@ -304,3 +304,32 @@ def test_cluster_counts_draw_every_checkpoint_of_a_run_together():
     assert counts.shape == (50, 6)
     for r in counts:
         assert r[0] == r[1] and r[3] == r[4] == r[5] and r[0] + r[2] + r[3] == 3  # three runs drawn
+
+
+def test_curve_refuses_to_call_a_fitted_run_a_prediction(tmp_path, capsys):
+    # --fit-runs A,B --predict B printed B's in-sample error as a prediction error
+    path = tmp_path / "runs.csv"
+    synthetic_runs().to_csv(path, index=False)
+    code = main(["curve", str(path), "--fit-runs", "11760_constant,11760_cosine", "--predict", "11760_cosine"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--predict 11760_cosine is also in --fit-runs: its error would be in-sample" in err
+
+
+def test_the_curves_figures_draw_every_group_with_a_key_and_units():
+    # 32 groups drew the first 16 panels, silently; no key said which colour was which run
+    from jaxscale.plots.curves import PANELS_PER_PAGE, curves_figures
+
+    table = load_runs(synthetic_runs())
+    fits = lc.fit_groups(table, run_learning_rates(table), lc.explicit_split(
+        [f"{n}_{k}" for n in TRUE for k in ("constant", "cosine")], [f"{n}_wsd" for n in TRUE]), ["n_total"],
+        progress=False)
+    many = fits * 10  # 20 groups: more than one page holds
+    figures = curves_figures(many)
+    assert list(figures) == ["curves_1", "curves_2"]
+    panels = [ax for figure in figures.values() for ax in figure.axes if ax.get_visible()]
+    assert len(panels) == len(many) and len(figures["curves_1"].axes) >= PANELS_PER_PAGE
+    for ax in panels:
+        assert ax.get_ylabel() == "loss (nats per token)"
+        assert [t.get_text() for t in ax.get_legend().get_texts()][:1] == ["fitted"]
+        assert any(t.get_text().startswith("predicted ") for t in ax.get_legend().get_texts())
+    assert list(curves_figures(fits)) == ["curves"]

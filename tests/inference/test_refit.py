@@ -133,6 +133,31 @@ def test_a_quantity_the_law_fixes_is_not_a_mixing_problem() -> None:
     assert diagnostics.varies(idata.posterior["alpha"]) and not diagnostics.varies(idata.posterior["a"])
 
 
+def test_one_chain_says_once_that_it_cannot_show_mixing(caplog) -> None:
+    # R-hat compares chains: with one it is undefined, said in one sentence (not "R-hat nan: chains
+    # have not mixed" per quantity, nor ArviZ's shape warning)
+    rng = np.random.default_rng(0)
+    idata = az.from_dict(posterior={"alpha": rng.normal(size=(1, 500)), "beta": rng.normal(size=(1, 500))},
+                         sample_stats={"diverging": np.zeros((1, 500), bool), "energy": rng.normal(size=(1, 500))})
+    with caplog.at_level("WARNING"):
+        diag = diagnostics.diagnose(idata)
+    assert [p for p in diag.problems if "R-hat" in p] == [
+        "R-hat is undefined with one chain: sample two or more to see whether chains mix"]
+    assert all(np.isnan(v) for v in diag.r_hat.values()) and set(diag.r_hat) == {"alpha", "beta"}
+    assert not any("chains have not mixed" in p for p in diag.problems) and caplog.records == []
+
+
+def test_no_progress_bar_where_stderr_is_a_log(capfd) -> None:
+    # NumPyro's bar redraws with carriage returns and escape codes: in a file (2> log) it would
+    # leave lines of control characters, so there is none where stderr is not a terminal
+    runs = load_runs(synthetic_runs(TRUTH, sizes=3, budgets=3))
+    init = models.sites(chinchilla.LAW, TRUTH, (runs.n, runs.d), NOISE)
+    config = NutsConfig(chains=1, warmup=5, samples=5, progress_bar=True)
+    run_nuts(partial(models.law_model, chinchilla.LAW), (runs.n, runs.d), runs.loss, init=init, config=config)
+    err = capfd.readouterr().err
+    assert "\r" not in err and "\x1b" not in err
+
+
 BAD_TABLES = {
     "nan_loss": "n_total,tokens,loss\n1e8,1e9,3.0\n2e8,2e9,nan\n4e8,4e9,2.8\n8e8,8e9,2.7\n1.6e9,1.6e10,2.6\n",
     "negative_n": "n_total,tokens,loss\n1e8,1e9,3.0\n-2e8,2e9,2.9\n4e8,4e9,2.8\n8e8,8e9,2.7\n1.6e9,1.6e10,2.6\n",
@@ -156,8 +181,9 @@ def test_bad_tables_give_the_fit_commands_errors(kind: str, tmp_path: Path, caps
 def test_missing_file_and_bad_options(tmp_path: Path, capsys) -> None:
     assert main(["bayes", str(tmp_path / "absent.csv")]) == 2
     assert "no such file" in capsys.readouterr().err
-    assert main(["bayes", str(tmp_path / "absent.csv"), "--chains", "0"]) == 2
-    assert "chains must be >= 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as parser_exit:  # refused as parsed, before the file is looked at
+        main(["bayes", str(tmp_path / "absent.csv"), "--chains", "0"])
+    assert parser_exit.value.code == 2 and "argument --chains: must be an integer >= 1" in capsys.readouterr().err
 
 
 def test_derived_quantities_match_the_law_draw_by_draw() -> None:
@@ -244,8 +270,10 @@ def test_kaplan_law_laplace_cli_recovers_parameters(tmp_path: Path) -> None:
 def test_bayes_asks_for_one_cpu_device_per_chain(synthetic_csv: Path, tmp_path) -> None:
     """A user's run: one CPU device per chain, and NumPyro's progress bars, which update from
     callback threads that do not see the thread-local float64 switch (this failed with
-    "Incorrect output dtype ... Expected: int64, Actual: int32")."""
-    code = (f"from jaxscale.cli import main; import jax; "
+    "Incorrect output dtype ... Expected: int64, Actual: int32"). The bars are shown on a
+    terminal only: the subprocess's stderr, a pipe, is taken for one."""
+    code = (f"from jaxscale.cli import main; import jax; from jaxscale.inference import sample; "
+            f"sample.interactive = lambda: True; "
             f"assert main(['bayes', {str(synthetic_csv)!r}, '--chains', '3', '--warmup', '20', '--samples', '20', "
             f"'--json', '--out', {str(tmp_path)!r}]) == 0; print('devices', jax.local_device_count())")
     # NumPyro turns its progress bars off where CI or PYTEST_XDIST_WORKER is set; a user has neither.

@@ -111,6 +111,13 @@ def test_config_file_round_trip_and_validation(tmp_path):
         presets.config_from_dict({**raw, "sizes": [raw["sizes"][0], ["m", 2, 48, 2, 60]]})
     with pytest.raises(ValueError, match="bootstrap must be >= 0; got -1"):
         presets.config_from_dict({**raw, "bootstrap": -1})
+    # the missing keys by name (it was "SweepConfig.__init__() missing 6 required positional arguments")
+    with pytest.raises(ValueError, match=r"^the sweep config lacks the required key\(s\) name, sizes, learning_rates, "
+                       r"single_lr, vocab_size, n_ctx, batch_size$"):
+        presets.config_from_dict({})
+    path.write_text(json.dumps({k: v for k, v in raw.items() if k != "n_ctx"}))
+    with pytest.raises(ValueError, match=rf"^{path}: the sweep config lacks the required key\(s\) n_ctx$"):
+        presets.load_config(path)
 
 
 def test_a_one_size_sweep_trains_and_reports_no_exponent(tmp_path, capsys):

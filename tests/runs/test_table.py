@@ -101,6 +101,30 @@ def test_bad_tables_raise_one_line_naming_row_and_column(tmp_path, kind):
     assert "\n" not in str(err.value)
 
 
+MISREAD_FILES = {  # what a file is, said as such (it was "empty file", "binary", "duplicate column", ...)
+    "blank lines before the header": (("\n\n" + GOOD).encode(), "runs.csv", r"2 blank lines before the header"),
+    "UTF-16 with a byte-order mark": (GOOD.encode("utf-16"), "runs.csv", r"UTF-16 text; save the table as UTF-8"),
+    "UTF-16 without one": (GOOD.encode("utf-16-le"), "runs.csv", r"UTF-16 text; save the table as UTF-8"),
+    "a JSON array": (b'[{"N": 1e8, "D": 2e9, "loss": 3.1}]', "runs.json", r"a JSON document, not a CSV table"),
+    "a JSON object over lines": (b'{"N": [1e8, 2e8],\n "D": [2e9, 4e9],\n "loss": [3.1, 2.9]}', "runs.json",
+                                 r"a JSON document, not a CSV table"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(MISREAD_FILES))
+def test_a_file_that_is_no_csv_table_is_named_for_what_it_is(tmp_path, kind):
+    content, name, pattern = MISREAD_FILES[kind]
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=pattern):
+        load_runs(path)
+
+
+def test_a_directory_without_runs_is_named_a_directory(tmp_path):
+    with pytest.raises(ValueError, match=r"a directory with no runs jaxscale reads"):
+        load_runs(tmp_path)
+
+
 def test_bad_dataframe_names_row_and_column():
     frame = pd.DataFrame({"n_total": [1e8, 2e8, 3e8, 4e8, 5e8], "tokens": [1e9, 2e9, np.nan, 4e9, 5e9],
                           "loss": [3, 2.9, 2.8, 2.7, 2.6]})

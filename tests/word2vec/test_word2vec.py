@@ -401,8 +401,7 @@ def test_neighbours_queries_negative_words_and_refuses_one_without_direction(tmp
         assert json.loads(capsys.readouterr().out)["neighbours"][0]["word"] == "b"
     # the query's own words are never listed, even when topn asks for more than remain
     assert [w for w, _ in nearest_neighbours(*load_word2vec(path), ["a"], topn=10)] == ["ab", "b", "zero"]
-    for argv, message in ((["zero"], "the query zero is the zero vector"), (["a", "--", "-a"], "is the zero vector"),
-                          (["a", "--topn", "0"], "topn must be >= 1")):
+    for argv, message in ((["zero"], "the query zero is the zero vector"), (["a", "--", "-a"], "is the zero vector")):
         assert main(["word2vec", "neighbours", str(path), *argv]) == 2
         assert message in capsys.readouterr().err
 
@@ -438,7 +437,6 @@ def test_cli_train_and_eval(tmp_path, capsys):
     [
         ("", [], "empty"),
         ("one two three four", ["--min-count", "5"], "vocabulary is empty"),
-        ("one two one two", ["--min-count", "1", "--batch", "0"], "batch must be >= 1; got 0"),
         ("one two one two", ["--min-count", "1", "--model", "cbow", "--loss", "hs", "--examples", "device"],
          "does not build CBOW with the hierarchical softmax"),
     ],
@@ -460,10 +458,11 @@ def test_cli_missing_files_exit_2(tmp_path, capsys):
     assert "corpus not found" in capsys.readouterr().err
     assert main(["word2vec", "neighbours", str(vectors), "zzz"]) == 2
     assert "not in the vocabulary: zzz" in capsys.readouterr().err
-    # an output directory that is a file is one line and exit 2, like every path that cannot be written
+    # an output directory that is a file is one line and exit 2, like every path that cannot be written,
+    # checked before the corpus is read, naming --out, without errno text
     assert main(["word2vec", "train", str(vectors), "--out", str(vectors)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("jaxscale word2vec: error:") and "File exists" in err and "Traceback" not in err
+    assert err == f"jaxscale word2vec: error: --out {vectors}: exists and is not a directory\n"
 
 
 @pytest.mark.parametrize("model,loss,examples,cap", [("skipgram", "neg", "host", None), ("cbow", "hs", "host", None),
@@ -735,6 +734,6 @@ def test_cli_refuses_a_negative_checkpoint_interval(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["word2vec", "train", str(corpus), "--out", str(tmp_path / "o"), "--checkpoint-seconds", "-1"])
     assert exit_.value.code == 2
-    assert "argument --checkpoint-seconds: must be a number of seconds >= 0; got -1" in capsys.readouterr().err
+    assert "argument --checkpoint-seconds: must be a finite number >= 0, got -1" in capsys.readouterr().err
     with pytest.raises(ValueError, match="checkpoint_seconds must be >= 0; got -1"):
         train_word2vec(np.zeros(4, np.int32), prepare_corpus(["a", "b"], 1)[0], TINY, checkpoint_seconds=-1)

@@ -1,0 +1,43 @@
+"""What the figures show agrees with what the commands print, and every axis says its unit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from jaxscale.inference.refit import median_and_hdi
+from jaxscale.plots.bayes import reconciled_exponent_figure
+from jaxscale.reconciliation.per_draw import ReconciledExponents
+
+
+def _band(ax) -> tuple[str, float, float]:
+    """The label and the x extent of the shaded interval of ``ax``."""
+    (span,) = [p for p in ax.patches if "HDI" in p.get_label() or "interval" in p.get_label()]
+    xs = span.get_patch_transform().transform(span.get_path().vertices)[:, 0]
+    return span.get_label(), xs.min(), xs.max()
+
+
+def test_the_reconciled_exponent_band_is_the_printed_hdi():
+    # a skewed posterior, where the central interval and the HDI differ by far more than a pixel
+    rng = np.random.default_rng(0)
+    exponents = ReconciledExponents(0.7 + rng.gamma(1.5, 0.03, 4000), 0.45 + rng.gamma(1.5, 0.02, 4000))
+    figure = reconciled_exponent_figure(exponents)
+    for ax, values in zip(figure.axes, exponents):
+        label, lo, hi = _band(ax)
+        printed = median_and_hdi(values)["hdi95"]
+        assert "95% HDI" in label
+        np.testing.assert_allclose([lo, hi], printed, rtol=1e-12)
+
+
+def test_the_isoflop_figure_has_a_colour_key_and_units(x64):
+    # the runs were coloured by compute with no key to read it, and the loss axis had no unit
+    from jaxscale.fitting.approach3 import fit_approach3
+    from jaxscale.laws import chinchilla
+    from jaxscale.plots.fit import isoflop_figure
+    from jaxscale.runs.table import load_runs
+
+    n, d = (g.ravel() for g in np.meshgrid(np.geomspace(1e8, 1.6e9, 5), np.geomspace(2e9, 3e10, 4)))
+    loss = np.asarray(chinchilla.loss(n, d, chinchilla.LAW.published_params("epoch")))
+    figure = isoflop_figure(fit_approach3(load_runs(pd.DataFrame({"N": n, "D": d, "loss": loss}))))
+    ax, key = figure.axes
+    assert ax.get_ylabel() == "loss (nats per token)" and "log_{10} C" in key.get_ylabel()
