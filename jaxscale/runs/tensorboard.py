@@ -254,7 +254,7 @@ def _wire_scalars(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[
     metadata, plugin_data, metadata_hard = _nested(buf, values, value[9], _METADATA)
     plugin, plugin_name, plugin_hard = _nested(buf, metadata, plugin_data[1], _PLUGIN_DATA)
     tensor_fields, tensor, tensor_hard = _nested(buf, values, value[8], _TENSOR)
-    value_hard |= metadata_hard | plugin_hard
+    value_hard |= metadata_hard | plugin_hard | tensor_hard
     name_codes, name_texts = _texts(buf, *_span(plugin, plugin_name[1]))
     tag_codes, tag_texts = _texts(buf, *_span(values, value[1]))
     value_hard |= np.isin(name_codes, [i for i, t in enumerate(name_texts) if t in (None, _HPARAMS_PLUGIN)])
@@ -262,7 +262,7 @@ def _wire_scalars(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[
     scalar_plugin = np.isin(name_codes, [i for i, t in enumerate(name_texts) if t in ("", _SCALARS_PLUGIN)])
     is_tensor = (value[8] >= 0) & scalar_plugin
     number, tensor_ok = _tensor_numbers(buf, tensor_fields, {k: v[is_tensor] for k, v in tensor.items()})
-    value_hard[is_tensor] |= tensor_hard[is_tensor] | ~tensor_ok
+    value_hard[is_tensor] |= ~tensor_ok
     hard[owner[value_hard]] = True
     scalar = np.zeros(len(owner), np.float64)
     simple = value[2] >= 0
