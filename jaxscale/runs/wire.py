@@ -20,6 +20,7 @@ import numpy as np
 VARINT, FIXED64, LENGTH, FIXED32 = 0, 1, 2, 5
 _MAX_VARINT = 10
 _MAX_FIELD = (1 << 29) - 1
+_KNOWN_WIRE = np.isin(np.arange(8), (VARINT, FIXED64, LENGTH, FIXED32))
 
 
 @dataclass(frozen=True)
@@ -52,19 +53,21 @@ def varints(buf: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
         Their values (uint64), where each ends (exclusive), and True where one runs past ten
         bytes (or past the buffer).
     """
-    value = np.zeros(at.shape, np.uint64)
-    end = at.copy()
-    going = np.ones(at.shape, bool)
     last = len(buf) - 1
-    for k in range(_MAX_VARINT):
-        idx = np.flatnonzero(going)
-        if not idx.size:
+    byte = buf[np.minimum(at, last)]
+    value = (byte & 0x7F).astype(np.uint64)
+    end = at + 1
+    going = np.flatnonzero(byte >= 0x80)  # most varints are one byte: the rest are read byte by byte
+    for k in range(1, _MAX_VARINT):
+        if not going.size:
             break
-        byte = buf[np.minimum(at[idx] + k, last)]
-        value[idx] |= (byte & 0x7F).astype(np.uint64) << np.uint64(7 * k)
-        end[idx] = at[idx] + k + 1
-        going[idx] = byte >= 0x80
-    return value, end, going | (end > len(buf))
+        byte = buf[np.minimum(at[going] + k, last)]
+        value[going] |= (byte & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+        end[going] += 1
+        going = going[byte >= 0x80]
+    overlong = np.zeros(at.shape, bool)
+    overlong[going] = True
+    return value, end, overlong | (end > len(buf))
 
 
 def fields(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Fields:
@@ -91,7 +94,7 @@ def fields(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Fields:
             else:
                 value_start[which] = after
                 value_end[which] = after + np.minimum(number_or_length, np.uint64(len(buf))).astype(np.int64)
-        broken |= ~np.isin(wire, (VARINT, FIXED64, LENGTH, FIXED32)) | (number < 1) | (number > _MAX_FIELD)
+        broken |= ~_KNOWN_WIRE[wire] | (number < 1) | (number > _MAX_FIELD)
         broken |= value_end > ends[live]
         bad[live[broken]] = True
         ok = ~broken
@@ -100,8 +103,10 @@ def fields(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Fields:
         live = live[ok & (value_end < ends[live])]
         position += 1
     columns = [np.concatenate(parts) for parts in zip(*found)] if found else [np.zeros(0, np.int64)] * 6
-    keep = ~bad[columns[0]]
-    return Fields(*(column[keep] for column in columns), bad=bad)
+    if bad.any():
+        keep = ~bad[columns[0]]
+        columns = [column[keep] for column in columns]
+    return Fields(*columns, bad=bad)
 
 
 def layout(found: Fields, schema: dict[int, int], n: int,
