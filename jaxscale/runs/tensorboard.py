@@ -38,7 +38,7 @@ from jaxscale.runs.logged import Logged, config_value, scalars_frame
 _DTYPES = {1: np.float32, 2: np.float64, 3: np.int32, 9: np.int64, 19: np.float16}
 _HPARAMS_PLUGIN, _SCALARS_PLUGIN = "hparams", "scalars"
 _FRAME = struct.Struct("<Q")
-_BATCH_BYTES = 1 << 28  # event files read together (bytes)
+_BATCH_BYTES = 1 << 24  # event files read together (bytes: their arrays stay in the caches)
 
 # The fields of a scalar event read from the wire format (tensorboard/compat/proto/*.proto),
 # number -> wire type; an event with any other field is parsed by protobuf.

@@ -146,15 +146,24 @@ def fixed(buf: np.ndarray, at: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def intern(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, list[bytes]]:
-    """The distinct byte strings ``buf[starts[i]:ends[i]]``: a code per string and the strings."""
+    """The distinct byte strings ``buf[starts[i]:ends[i]]``: a code per string and the strings.
+
+    The strings of each length are read as 8-byte words and told apart word by word (each word's
+    code combined with the codes so far), integers throughout."""
     codes = np.zeros(starts.shape, np.int64)
     distinct: list[bytes] = []
     lengths = ends - starts
     for length in np.unique(lengths).tolist():
         which = np.flatnonzero(lengths == length)
-        rows = np.ascontiguousarray(buf[starts[which, None] + np.arange(length)])
-        unique, inverse = np.unique(rows.view(np.dtype((np.void, length))).ravel() if length else
-                                    np.zeros(len(which), np.uint8), return_inverse=True)
-        codes[which] = len(distinct) + inverse.ravel()
-        distinct.extend(bytes(u) if length else b"" for u in unique)
+        width = -(-length // 8) * 8
+        rows = np.zeros((len(which), max(width, 8)), np.uint8)
+        rows[:, :length] = buf[starts[which, None] + np.arange(length)]
+        words = rows.view(np.uint64)
+        first, code = np.unique(words[:, 0], return_index=True, return_inverse=True)[1:]
+        for k in range(1, words.shape[1]):
+            word_code = np.unique(words[:, k], return_inverse=True)[1]
+            first, code = np.unique(code * (word_code.max() + 1) + word_code, return_index=True,
+                                    return_inverse=True)[1:]
+        codes[which] = len(distinct) + code.ravel()
+        distinct.extend(rows[i, :length].tobytes() for i in first)
     return codes, distinct

@@ -34,12 +34,14 @@ def _events():
     from tensorboard.compat.proto import event_pb2, summary_pb2
 
     f32 = lambda x: float(np.float32(x))  # noqa: E731
+    long_tags = [("validation/loss_a", 1.0), ("validation/loss_b", 2.0), ("xalidation/loss_a", 3.0)]
     cases = [
         ([_value("loss", simple_value=3.25)], [("loss", 3.25)]),  # step 0: not on the wire
         ([_value("loss", simple_value=float("nan"))], [("loss", float("nan"))]),
         ([_value("a", simple_value=1.5), _value("b", simple_value=2.5), _value("a", simple_value=0.1)],
          [("a", 1.5), ("b", 2.5), ("a", f32(0.1))]),
         ([_value("val/λ", **_tensor(1, float_val=[0.3]))], [("val/λ", f32(0.3))]),
+        ([_value(t, simple_value=v) for t, v in long_tags], long_tags),  # tags of one length, apart by one byte
         ([_value("d", **_tensor(2, plugin="", double_val=[0.1]))], [("d", 0.1)]),
         ([_value("c", **_tensor(2, tensor_content=np.float64(0.7).tobytes()))], [("c", 0.7)]),
         ([_value("c32", **_tensor(1, tensor_content=np.float32(0.7).tobytes()))], [("c32", f32(0.7))]),
@@ -52,11 +54,11 @@ def _events():
         ([_value("text", **_tensor(2, plugin="text", double_val=[9.0]))], []),
         ([], []),
     ]
-    steps = [0, 1, 2, 3, 2**40, -5, 6, 7, 8, 9, 10, 11, 12]
+    steps = [0, 1, 2, 3, 4, 2**40, -5, 7, 8, 9, 10, 11, 12, 13]
     events = [event_pb2.Event(file_version="brain.Event:2")]
     events += [event_pb2.Event(wall_time=1.0 + s, step=s, summary=summary_pb2.Summary(value=values))
                for (values, _), s in zip(cases, steps)]
-    events.append(event_pb2.Event(step=13, log_message=event_pb2.LogMessage(message="note")))
+    events.append(event_pb2.Event(step=14, log_message=event_pb2.LogMessage(message="note")))
     expected = [(tag, float(step), value) for (_, scalars), step in zip(cases, steps) for tag, value in scalars]
     return events, expected
 
