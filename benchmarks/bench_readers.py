@@ -9,8 +9,8 @@ same files; jaxscale: ``read_tensorboard`` and the whole ``load_runs``.
 
 MLflow: an SQLite store written by the MLflow client (``log_batch``), ten distinct runs, each
 copied row by row in SQL to make the runs (the client takes half a second a run). Anchor: the
-client's ``get_metric_history`` per run (``read_mlflow(bulk_sql=False)``); jaxscale: the one SQL
-query of ``read_mlflow`` and the whole ``load_runs``.
+client's ``get_metric_history`` per run (``read_mlflow(bulk_sql=False)``); jaxscale: ``read_mlflow``
+(the metrics table read in SQL into numpy columns) and the whole ``load_runs``.
 
     python benchmarks/bench_readers.py [--runs 1000] [--steps 1000] [--dir DIR]
 """
@@ -148,7 +148,7 @@ def main() -> None:
     _timed("write MLflow (10 runs logged, then copied)", lambda: write_mlflow(db, args.runs, args.steps))
     client, client_s = _timed("anchor: MLflow client get_metric_history per run",
                               lambda: read_mlflow(db, bulk_sql=False))
-    bulk, bulk_s = _timed("jaxscale: read_mlflow (one SQL query)", lambda: read_mlflow(db))
+    bulk, bulk_s = _timed("jaxscale: read_mlflow (SQL into numpy)", lambda: read_mlflow(db))
     table, _ = _timed("jaxscale: load_runs(mlflow.db)", lambda: load_runs(db))
     same = np.array_equal(np.sort(client.scalars["value"].to_numpy()), np.sort(bulk.scalars["value"].to_numpy()))
     print(f"  metrics read: client {len(client.scalars):,}, SQL {len(bulk.scalars):,} (same values: {same}); "
