@@ -103,23 +103,30 @@ def read_tensorboard(root: str | Path) -> Logged:
     run_of = {path: i for i, paths in enumerate(runs.values()) for path in paths}
     configs: dict[str, dict[str, Any]] = {}
     tag_names: dict[str, int] = {}
-    columns = []
-    for paths in _batches([path for paths in runs.values() for path in paths]):
-        records = _read_records(paths)
-        fast, hard = _wire_scalars(records.buf, records.start, records.end)
-        slow = _parsed_scalars(records, np.flatnonzero(hard), [names[run_of[p]] for p in paths], configs)
-        both = [fast, slow]
-        tag = np.concatenate([_recode(part.tag, part.tag_names, tag_names) for part in both])
-        record = np.concatenate([part.record for part in both])
-        order = np.lexsort((np.concatenate([part.order for part in both]), record))
-        run = np.array([run_of[path] for path in paths], np.int64)[records.file[record]]
-        columns.append((run[order], tag[order], np.concatenate([part.step for part in both])[order],
-                        np.concatenate([part.value for part in both])[order]))
+    columns = [_read_batch(batch, [run_of[path] for path in batch], names, tag_names, configs)
+               for batch in _batches(list(run_of))]
     run, tag, step, value = (np.concatenate(column) for column in zip(*columns))
-    places = {run: str(paths[0].parent) for run, paths in runs.items()}
+    places = {name: str(paths[0].parent) for name, paths in runs.items()}
     scalars = scalars_frame(pd.Categorical.from_codes(run, categories=names),
                             pd.Categorical.from_codes(tag, categories=list(tag_names)), step, value)
     return Logged("tensorboard", str(root), scalars, configs, places)
+
+
+def _read_batch(paths: list[Path], file_runs: list[int], names: list[str], tag_names: dict[str, int],
+                configs: dict[str, dict[str, Any]]) -> tuple[np.ndarray, ...]:
+    """The scalars of the event files ``paths`` (of the runs ``file_runs``, indices into ``names``)
+    in logged order: run code, tag code (into ``tag_names``, which grows), step and value; the
+    HParams configurations go into ``configs``."""
+    records = _read_records(paths)
+    fast, hard = _wire_scalars(records.buf, records.start, records.end)
+    slow = _parsed_scalars(records, np.flatnonzero(hard), [names[run] for run in file_runs], configs)
+    parts = (fast, slow)
+    record = np.concatenate([part.record for part in parts])
+    order = np.lexsort((np.concatenate([part.order for part in parts]), record))
+    run = np.asarray(file_runs, np.int64)[records.file[record]]
+    tag = np.concatenate([_recode(part.tag, part.tag_names, tag_names) for part in parts])
+    step, value = (np.concatenate([getattr(part, name) for part in parts]) for name in ("step", "value"))
+    return run[order], tag[order], step[order], value[order]
 
 
 def _recode(codes: np.ndarray, names: list[str], into: dict[str, int]) -> np.ndarray:
@@ -242,7 +249,7 @@ def _wire_scalars(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[
     step = np.zeros(n, np.int64)
     has_step = np.flatnonzero(event[2] >= 0)
     step[has_step] = wire.varints(buf, found.start[event[2][has_step]])[0].view(np.int64)
-    summary, values_at, summary_hard = _nested(buf, found, event[5], _SUMMARY, repeated=(1,))
+    summary, _, summary_hard = _nested(buf, found, event[5], _SUMMARY, repeated=(1,))
     hard |= summary_hard
     is_value = (summary.number == 1) & (summary.wire == wire.LENGTH)
     owner = np.flatnonzero(event[5] >= 0)[summary.message[is_value]]

@@ -29,22 +29,25 @@ def _tensor(dtype, shape=(), plugin="scalars", **fields):
     return {"tensor": tensor_pb2.TensorProto(dtype=dtype, tensor_shape=shape_pb, **fields), "metadata": metadata}
 
 
+def _f32(x):
+    return float(np.float32(x))
+
+
 def _events():
     """(event, [(tag, value)] it holds as scalars) of every kind a log holds."""
     from tensorboard.compat.proto import event_pb2, summary_pb2
 
-    f32 = lambda x: float(np.float32(x))  # noqa: E731
     long_tags = [("validation/loss_a", 1.0), ("validation/loss_b", 2.0), ("xalidation/loss_a", 3.0)]
     cases = [
         ([_value("loss", simple_value=3.25)], [("loss", 3.25)]),  # step 0: not on the wire
         ([_value("loss", simple_value=float("nan"))], [("loss", float("nan"))]),
         ([_value("a", simple_value=1.5), _value("b", simple_value=2.5), _value("a", simple_value=0.1)],
-         [("a", 1.5), ("b", 2.5), ("a", f32(0.1))]),
-        ([_value("val/λ", **_tensor(1, float_val=[0.3]))], [("val/λ", f32(0.3))]),
+         [("a", 1.5), ("b", 2.5), ("a", _f32(0.1))]),
+        ([_value("val/λ", **_tensor(1, float_val=[0.3]))], [("val/λ", _f32(0.3))]),
         ([_value(t, simple_value=v) for t, v in long_tags], long_tags),  # tags of one length, apart by one byte
         ([_value("d", **_tensor(2, plugin="", double_val=[0.1]))], [("d", 0.1)]),
         ([_value("c", **_tensor(2, tensor_content=np.float64(0.7).tobytes()))], [("c", 0.7)]),
-        ([_value("c32", **_tensor(1, tensor_content=np.float32(0.7).tobytes()))], [("c32", f32(0.7))]),
+        ([_value("c32", **_tensor(1, tensor_content=np.float32(0.7).tobytes()))], [("c32", _f32(0.7))]),
         ([_value("i", **_tensor(9, int64_val=[7]))], [("i", 7.0)]),
         ([_value("h", **_tensor(19, half_val=[int(np.float16(1.5).view(np.uint16))]))], [("h", 1.5)]),
         ([_value("hist", **_tensor(2, shape=(3,), plugin="histograms", double_val=[1, 2, 3])),
