@@ -189,26 +189,26 @@ def read_source(source: str | Path, kind: str | None = None, *, metric: str | No
     where = f"{logged.kind} {logged.origin}"
     loss_tag = _loss_tag(logged.scalars, metric, where)
     token_tag = _first_tag(logged.scalars, TOKEN_TAGS)
-    by_run = {str(run): rows for run, rows in logged.scalars.groupby(RUN, observed=True, sort=False)}
-    empty = logged.scalars.iloc[:0]
-    lines, frames = [], []
+    curves = _curves(logged.scalars, loss_tag)
+    logs_tokens = set() if token_tag is None else set(
+        map(str, logged.scalars.loc[logged.scalars[TAG] == token_tag, RUN].unique()))
+    no_curve = (np.zeros(0), np.zeros(0))
+    lines, kept = [], []
     for run in logged.run_ids:
         config = logged.configs.get(run, {})
-        scalars = by_run.get(run, empty)
-        curve = scalars[scalars[TAG] == loss_tag]
+        steps, losses = curves.get(run, no_curve)
         sizes, per_step = _sizes(config, where, run), _tokens_per_step(config)
-        missing = _missing(curve, sizes, per_step, token_tag is not None and (scalars[TAG] == token_tag).any(),
-                           loss_tag)
-        check = check_curve(curve[STEP].to_numpy(), curve[VALUE].to_numpy(), policy) if not missing else None
-        lines.append(_line(run, curve, sizes, per_step, check, missing))
+        missing = _missing(len(steps), sizes, per_step, run in logs_tokens, loss_tag)
+        check = check_curve(steps, losses, policy) if not missing else None
+        lines.append(_line(run, steps, losses, sizes, per_step, check, missing))
         if missing:
             warnings.warn(f"{where}: run {run} left out: {missing}", stacklevel=2)
             continue
-        frames.append(_run_rows(run, curve, sizes, per_step, config))
-    if not frames:
+        kept.append((run, steps, losses, sizes, per_step, config))
+    if not kept:
         excluded = "; ".join(f"{line.run_id}: {line.excluded}" for line in lines[:3])
         raise ValueError(f"{where}: no run has a loss, a model size and tokens ({excluded})")
-    rows = _with_metrics(pd.concat(frames, ignore_index=True), logged.scalars, loss_tag, token_tag)
+    rows = _with_metrics(_run_rows(kept), logged.scalars, loss_tag, token_tag)
     rows = rows[rows[S.TOKENS] > 0].reset_index(drop=True)  # the loss at initialisation is no run of any D
     table, checks = apply_policy(rows, policy, S.RUN_ID, S.STEP, S.LOSS, where)
     lines = [_with_exclusion(line, checks.get(line.run_id)) for line in lines]
@@ -281,10 +281,10 @@ def _tokens_per_step(config: Mapping[str, Any]) -> float | None:
     return None if batch is None or length is None else batch * length
 
 
-def _missing(curve: pd.DataFrame, sizes: dict[str, float], per_step: float | None, logs_tokens: bool,
+def _missing(points: int, sizes: dict[str, float], per_step: float | None, logs_tokens: bool,
              loss_tag: str) -> str | None:
-    """Why a run cannot enter the table, or None."""
-    if curve.empty:
+    """Why a run cannot enter the table (of ``points`` losses logged), or None."""
+    if not points:
         return f"no {loss_tag!r} metric logged"
     if S.N_TOTAL not in sizes:
         return ("no model size in its config (n_total, params, ... or an architecture: d_model, n_layer, n_head, "
@@ -294,12 +294,11 @@ def _missing(curve: pd.DataFrame, sizes: dict[str, float], per_step: float | Non
     return None
 
 
-def _line(run: str, curve: pd.DataFrame, sizes: dict[str, float], per_step: float | None, check: Any,
-          missing: str | None) -> RunLine:
-    steps, losses = curve[STEP].to_numpy(), curve[VALUE].to_numpy()
+def _line(run: str, steps: np.ndarray, losses: np.ndarray, sizes: dict[str, float], per_step: float | None,
+          check: Any, missing: str | None) -> RunLine:
     kept = check.kept if check is not None else np.flatnonzero(np.isfinite(losses))
     return RunLine(
-        run_id=run, n_total=sizes.get(S.N_TOTAL), tokens_per_step=per_step, points=len(curve),
+        run_id=run, n_total=sizes.get(S.N_TOTAL), tokens_per_step=per_step, points=len(steps),
         first_step=float(steps[0]) if len(steps) else None, last_step=float(steps[-1]) if len(steps) else None,
         final_loss=float(losses[kept][-1]) if len(kept) else None,
         min_loss=float(losses[kept].min()) if len(kept) else None,
@@ -318,15 +317,36 @@ _PER_CHECKPOINT = {name for role in (S.N_TOTAL, S.TOKENS, S.COMPUTE_TOTAL, S.COM
                                      S.RUN_ID, S.STEP) for name in S.ALIASES[role]}
 
 
-def _run_rows(run: str, curve: pd.DataFrame, sizes: dict[str, float], per_step: float | None,
-              config: Mapping[str, Any]) -> pd.DataFrame:
-    """The run's loss curve (logged order) with its sizes, tokens per step and numeric hyperparameters."""
-    rows = pd.DataFrame({S.RUN_ID: run, S.STEP: curve[STEP].to_numpy(), S.LOSS: curve[VALUE].to_numpy(),
-                         **sizes, S.TOKENS: np.nan if per_step is None else curve[STEP].to_numpy() * per_step})
-    for key, value in config.items():
-        if key not in rows.columns and S.fold(key) not in _PER_CHECKPOINT and not isinstance(value, bool):
-            rows[key] = value
-    return rows
+def _curves(scalars: pd.DataFrame, tag: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each run's steps and values of the metric ``tag``, in logged order."""
+    rows = scalars[scalars[TAG] == tag]
+    runs = pd.Categorical(rows[RUN])
+    order = np.argsort(runs.codes, kind="stable")
+    counts = np.bincount(runs.codes, minlength=len(runs.categories))
+    ends = np.cumsum(counts)
+    steps, values = rows[STEP].to_numpy(np.float64)[order], rows[VALUE].to_numpy(np.float64)[order]
+    return {str(run): (steps[end - n:end], values[end - n:end])
+            for run, n, end in zip(runs.categories, counts, ends) if n}
+
+
+def _run_rows(kept: list[tuple[str, np.ndarray, np.ndarray, dict[str, float], float | None, Mapping[str, Any]]]
+              ) -> pd.DataFrame:
+    """The runs' loss curves (logged order), each row with its run's sizes, tokens (step x tokens
+    per step) and numeric hyperparameters, built column by column for all runs at once."""
+    columns: dict[str, list[Any]] = {}
+    for i, (run, steps, losses, sizes, per_step, config) in enumerate(kept):
+        fixed = {S.RUN_ID: run, S.STEP: None, S.LOSS: None, **sizes, S.TOKENS: None}
+        hyper = {key: value for key, value in config.items()
+                 if key not in fixed and S.fold(key) not in _PER_CHECKPOINT and not isinstance(value, bool)}
+        for key, value in {**fixed, **hyper}.items():
+            columns.setdefault(key, [np.nan] * len(kept))[i] = value
+    lengths = [len(steps) for _, steps, *_ in kept]
+    per_step = np.array([np.nan if k[4] is None else k[4] for k in kept], np.float64)
+    steps = np.concatenate([k[1] for k in kept])
+    exact = {S.STEP: steps, S.LOSS: np.concatenate([k[2] for k in kept]),
+             S.TOKENS: steps * np.repeat(per_step, lengths)}
+    return pd.DataFrame({key: exact[key] if key in exact else pd.Series(values).repeat(lengths).reset_index(drop=True)
+                         for key, values in columns.items()})
 
 
 def _with_metrics(rows: pd.DataFrame, scalars: pd.DataFrame, loss_tag: str, token_tag: str | None) -> pd.DataFrame:

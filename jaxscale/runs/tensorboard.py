@@ -9,26 +9,47 @@ old one). Scalars are read in both encodings writers use: the legacy ``simple_va
 it was logged (``hparams_pb``, ``tf.summary`` hparams, ``SummaryWriter.add_hparams``).
 
 The records are framed by this module (TFRecord: 8-byte length, 4-byte length CRC, data, 4-byte
-data CRC) and parsed with TensorBoard's protobuf classes: TensorBoard's own Python loader verifies
-each record's checksums in pure Python (20,000 records: 1.0 s to load and parse, against 0.08 s
-framed here; with the scalars taken out, 1,000,000 records read in half the anchor's time on a
-loaded machine: ``benchmarks/bench_readers.py``). The checksums are not verified; a record cut short (a run still writing) ends the file, and a record
-that does not parse is an error naming the file and its offset.
+data CRC; the checksums are not verified, a record cut short (a run still writing) ends the file).
+The scalar events, nearly all of a log, are read from their wire format for all files at once
+(:mod:`jaxscale.runs.wire`): an event of exactly the fields a scalar event has (wall time, step,
+a summary of values with a tag, a ``simple_value`` or a float tensor of rank 0, plugin metadata)
+is read with numpy; every other event (the file version, hparams, histograms, images, an event
+the walk cannot read) is parsed by TensorBoard's compiled protobuf classes, and one that does
+not parse is an error naming the file and its offset. TensorBoard's own Python loader verifies
+each record's checksums in pure Python, and parsing event by event costs microseconds of Python
+each: ``benchmarks/bench_readers.py`` times both on a million events.
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from jaxscale.runs import wire
 from jaxscale.runs.logged import Logged, config_value, scalars_frame
 
 #: TensorFlow DataType enum values of the numeric rank-0 tensors read as scalars -> numpy dtype.
 _DTYPES = {1: np.float32, 2: np.float64, 3: np.int32, 9: np.int64, 19: np.float16}
 _HPARAMS_PLUGIN, _SCALARS_PLUGIN = "hparams", "scalars"
+_FRAME = struct.Struct("<Q")
+_BATCH_BYTES = 1 << 24  # event files read together (bytes: their arrays stay in the caches)
+
+# The fields of a scalar event read from the wire format (tensorboard/compat/proto/*.proto),
+# number -> wire type; an event with any other field is parsed by protobuf.
+_EVENT = {1: wire.FIXED64, 2: wire.VARINT, 5: wire.LENGTH}  # wall_time, step, summary
+_SUMMARY = {1: wire.LENGTH}  # value (repeated)
+_VALUE = {1: wire.LENGTH, 2: wire.FIXED32, 8: wire.LENGTH, 9: wire.LENGTH}  # tag, simple_value, tensor, metadata
+_METADATA = {1: wire.LENGTH, 4: wire.VARINT}  # plugin_data, data_class
+_PLUGIN_DATA = {1: wire.LENGTH, 2: wire.LENGTH}  # plugin_name, content
+# dtype, tensor_shape, tensor_content, float_val and double_val (packed)
+_TENSOR = {1: wire.VARINT, 2: wire.LENGTH, 4: wire.LENGTH, 5: wire.LENGTH, 6: wire.LENGTH}
+_FLOAT32, _FLOAT64 = 1, 2
 
 
 def event_files(root: Path) -> dict[str, list[Path]]:
@@ -41,6 +62,32 @@ def event_files(root: Path) -> dict[str, list[Path]]:
     return runs
 
 
+@dataclass(frozen=True)
+class _Records:
+    """The event records of some files, in one buffer: record i is ``buf[start[i]:end[i]]``, in
+    file ``paths[file[i]]`` at byte ``offset[i]`` (its frame)."""
+
+    buf: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    file: np.ndarray
+    offset: np.ndarray
+    paths: list[Path]
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """Scalars read from records: the record and the value's place in its summary (their order),
+    the tag (a code into ``tag_names``), the step and the value."""
+
+    record: np.ndarray
+    order: np.ndarray
+    tag: np.ndarray
+    tag_names: list[str]
+    step: np.ndarray
+    value: np.ndarray
+
+
 def read_tensorboard(root: str | Path) -> Logged:
     """Every run's scalars and hyperparameters under the TensorBoard log directory ``root``.
 
@@ -48,51 +95,244 @@ def read_tensorboard(root: str | Path) -> Logged:
         ValueError: no event file under ``root``, or a record that is not an event (naming the
             file and the byte offset).
     """
-    from google.protobuf.message import DecodeError
-    from tensorboard.compat.proto import event_pb2
-    from tensorboard.plugins.hparams import plugin_data_pb2
-
     root = Path(root)
     runs = event_files(root)
     if not runs:
         raise ValueError(f"{root}: no TensorBoard event files (*tfevents*) under this directory")
-    run_col: list[str] = []
-    tags: list[str] = []
-    steps: list[float] = []
-    values: list[float] = []
+    names = list(runs)
+    run_of = {path: i for i, paths in enumerate(runs.values()) for path in paths}
     configs: dict[str, dict[str, Any]] = {}
-    for run, paths in runs.items():
-        for path in paths:
-            for event in _events(path, event_pb2.Event, DecodeError):
-                if not event.HasField("summary"):
-                    continue
-                for value in event.summary.value:
-                    number = _scalar(value)
-                    if number is not None:
-                        run_col.append(run)
-                        tags.append(value.tag)
-                        steps.append(event.step)
-                        values.append(number)
-                    elif value.metadata.plugin_data.plugin_name == _HPARAMS_PLUGIN:
-                        configs.setdefault(run, {}).update(_hparams(value, plugin_data_pb2))
-    places = {run: str(paths[0].parent) for run, paths in runs.items()}
-    return Logged("tensorboard", str(root), scalars_frame(run_col, tags, steps, values), configs, places)
+    tag_names: dict[str, int] = {}
+    columns = [_read_batch(batch, [run_of[path] for path in batch], names, tag_names, configs)
+               for batch in _batches(list(run_of))]
+    run, tag, step, value = (np.concatenate(column) for column in zip(*columns))
+    places = {name: str(paths[0].parent) for name, paths in runs.items()}
+    scalars = scalars_frame(pd.Categorical.from_codes(run, categories=names),
+                            pd.Categorical.from_codes(tag, categories=list(tag_names)), step, value)
+    return Logged("tensorboard", str(root), scalars, configs, places)
 
 
-def _events(path: Path, event_type: type, decode_error: type[Exception]):
-    """The events of one file, in order (TFRecord framing, checksums not verified)."""
-    data = path.read_bytes()
-    offset = 0
-    while offset + 12 <= len(data):
-        (length,) = struct.unpack_from("<Q", data, offset)
-        start = offset + 12
-        if start + length + 4 > len(data):  # cut short: the writer is still writing
-            return
+def _read_batch(paths: list[Path], file_runs: list[int], names: list[str], tag_names: dict[str, int],
+                configs: dict[str, dict[str, Any]]) -> tuple[np.ndarray, ...]:
+    """The scalars of the event files ``paths`` (of the runs ``file_runs``, indices into ``names``)
+    in logged order: run code, tag code (into ``tag_names``, which grows), step and value; the
+    HParams configurations go into ``configs``."""
+    records = _read_records(paths)
+    fast, hard = _wire_scalars(records.buf, records.start, records.end)
+    slow = _parsed_scalars(records, np.flatnonzero(hard), [names[run] for run in file_runs], configs)
+    parts = (fast, slow)
+    record = np.concatenate([part.record for part in parts])
+    order = np.lexsort((np.concatenate([part.order for part in parts]), record))
+    run = np.asarray(file_runs, np.int64)[records.file[record]]
+    tag = np.concatenate([_recode(part.tag, part.tag_names, tag_names) for part in parts])
+    step, value = (np.concatenate([getattr(part, name) for part in parts]) for name in ("step", "value"))
+    return run[order], tag[order], step[order], value[order]
+
+
+def _recode(codes: np.ndarray, names: list[str], into: dict[str, int]) -> np.ndarray:
+    """``codes`` into ``names`` as codes into ``into`` (names not there yet are added)."""
+    lookup = np.array([into.setdefault(name, len(into)) for name in names], np.int64)
+    return lookup[codes] if len(codes) else np.zeros(0, np.int64)
+
+
+def _batches(paths: list[Path]) -> Iterator[list[Path]]:
+    """The files in order, in groups of about :data:`_BATCH_BYTES` (read together)."""
+    batch: list[Path] = []
+    size = 0
+    for path in paths:
+        batch.append(path)
+        size += path.stat().st_size
+        if size >= _BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _read_records(paths: list[Path]) -> _Records:
+    """The records of the event files ``paths``, framed, in one buffer."""
+    chunks, offsets, lengths, files, bases = [], [], [], [], []
+    base = 0
+    for i, path in enumerate(paths):
+        data = path.read_bytes()
+        offset, length = _frames(data)
+        chunks.append(data)
+        offsets.append(offset)
+        lengths.append(length)
+        files.append(np.full(len(offset), i, np.int64))
+        bases.append(np.full(len(offset), base, np.int64))
+        base += len(data)
+    offset = np.concatenate(offsets)
+    start = np.concatenate(bases) + offset + 12
+    return _Records(np.frombuffer(b"".join(chunks), np.uint8), start, start + np.concatenate(lengths),
+                    np.concatenate(files), offset, paths)
+
+
+def _frames(data: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Each record's offset (of its frame) and data length in a TFRecord file: 8-byte length,
+    4-byte length CRC, data, 4-byte data CRC. A record cut short (the writer still writing) ends it.
+
+    Consecutive records of one length (a scalar logged step after step) are found together: the
+    lengths one frame apart are read as one strided array, as many at a time as were equal before.
+    """
+    firsts, lengths, counts = [], [], []
+    offset, size = 0, len(data)
+    while offset + 12 <= size:
+        (length,) = _FRAME.unpack_from(data, offset)
+        stride = 16 + length
+        if offset + stride > size:
+            break
+        count, window = 1, 64
+        while True:
+            after = offset + count * stride
+            fits = min((size - after) // stride, window)
+            if not fits or _FRAME.unpack_from(data, after)[0] != length:
+                break
+            equal = np.ndarray((fits,), "<u8", data, after, (stride,)) == length
+            run = fits if equal.all() else int(np.argmin(equal))
+            count += run
+            if run < fits:
+                break
+            window *= 2
+        firsts.append(offset)
+        lengths.append(length)
+        counts.append(count)
+        offset += count * stride
+    counts_ = np.asarray(counts, np.int64)
+    strides = np.repeat(np.asarray(lengths, np.int64) + 16, counts_)
+    index = np.arange(counts_.sum()) - np.repeat(np.cumsum(counts_) - counts_, counts_)
+    return np.repeat(np.asarray(firsts, np.int64), counts_) + index * strides, strides - 16
+
+
+def _nested(buf: np.ndarray, found: wire.Fields, index: np.ndarray, schema: dict[int, int],
+            repeated: tuple[int, ...] = ()) -> tuple[wire.Fields, dict[int, np.ndarray], np.ndarray]:
+    """The sub-messages ``found[index]`` (one per parent; -1: none): their fields, where each
+    field of ``schema`` is per parent (-1: absent), and which parents' sub-message holds more
+    (:func:`jaxscale.runs.wire.layout`)."""
+    have = np.flatnonzero(index >= 0)
+    child = wire.fields(buf, found.start[index[have]], found.end[index[have]])
+    where, other = wire.layout(child, schema, len(have), repeated)
+    per_parent = {number: np.full(len(index), -1, np.int64) for number in schema}
+    for number, at in where.items():
+        per_parent[number][have] = at
+    hard = np.zeros(len(index), bool)
+    hard[have] = other
+    return child, per_parent, hard
+
+
+def _span(found: wire.Fields, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The bytes of the fields ``found[index]``, empty where absent (-1)."""
+    start, end = np.zeros(len(index), np.int64), np.zeros(len(index), np.int64)
+    have = index >= 0
+    start[have], end[have] = found.start[index[have]], found.end[index[have]]
+    return start, end
+
+
+def _texts(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, list[str | None]]:
+    """The strings ``buf[start:end]``: a code per string and the distinct texts (None: not UTF-8)."""
+    codes, distinct = wire.intern(buf, start, end)
+    texts: list[str | None] = []
+    for raw in distinct:
         try:
-            yield event_type.FromString(data[start:start + length])
-        except decode_error:
-            raise ValueError(f"{path}: byte {offset}: not a TensorBoard event record (a damaged file?)") from None
-        offset = start + length + 4
+            texts.append(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            texts.append(None)
+    return codes, texts
+
+
+def _wire_scalars(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[_Rows, np.ndarray]:
+    """The scalars of the events ``buf[start:end]`` that are read from their wire format, and
+    which events are left to the protobuf parser (module docstring)."""
+    n = len(start)
+    found = wire.fields(buf, start, end)
+    event, hard = wire.layout(found, _EVENT, n)
+    step = np.zeros(n, np.int64)
+    has_step = np.flatnonzero(event[2] >= 0)
+    step[has_step] = wire.varints(buf, found.start[event[2][has_step]])[0].view(np.int64)
+    summary, _, summary_hard = _nested(buf, found, event[5], _SUMMARY, repeated=(1,))
+    hard |= summary_hard
+    is_value = (summary.number == 1) & (summary.wire == wire.LENGTH)
+    owner = np.flatnonzero(event[5] >= 0)[summary.message[is_value]]
+    value_start, value_end = summary.start[is_value], summary.end[is_value]
+    order = summary.position[is_value]  # the value's place in its summary
+    values = wire.fields(buf, value_start, value_end)
+    value, value_hard = wire.layout(values, _VALUE, len(owner))
+    value_hard |= (value[2] >= 0) & (value[8] >= 0)  # both members of the oneof: the parser decides
+    metadata, plugin_data, metadata_hard = _nested(buf, values, value[9], _METADATA)
+    plugin, plugin_name, plugin_hard = _nested(buf, metadata, plugin_data[1], _PLUGIN_DATA)
+    tensor_fields, tensor, tensor_hard = _nested(buf, values, value[8], _TENSOR)
+    value_hard |= metadata_hard | plugin_hard | tensor_hard
+    name_codes, name_texts = _texts(buf, *_span(plugin, plugin_name[1]))
+    tag_codes, tag_texts = _texts(buf, *_span(values, value[1]))
+    value_hard |= np.isin(name_codes, [i for i, t in enumerate(name_texts) if t in (None, _HPARAMS_PLUGIN)])
+    value_hard |= np.isin(tag_codes, [i for i, t in enumerate(tag_texts) if t is None])
+    scalar_plugin = np.isin(name_codes, [i for i, t in enumerate(name_texts) if t in ("", _SCALARS_PLUGIN)])
+    is_tensor = (value[8] >= 0) & scalar_plugin
+    number, tensor_ok = _tensor_numbers(buf, tensor_fields, {k: v[is_tensor] for k, v in tensor.items()})
+    value_hard[is_tensor] |= ~tensor_ok
+    hard[owner[value_hard]] = True
+    scalar = np.zeros(len(owner), np.float64)
+    simple = value[2] >= 0
+    scalar[simple] = wire.fixed(buf, values.start[value[2][simple]], "<f4")
+    scalar[is_tensor] = number
+    keep = (simple | is_tensor) & ~hard[owner]
+    tags = [t if t is not None else "" for t in tag_texts]
+    rows = _Rows(owner[keep], order[keep], tag_codes[keep], tags, step[owner[keep]].astype(np.float64), scalar[keep])
+    return rows, hard
+
+
+def _tensor_numbers(buf: np.ndarray, found: wire.Fields, tensor: dict[int, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The numbers of rank-0 float tensors (their fields ``found[tensor[k]]``) and which were read
+    (a tensor of another dtype or shape, or holding its number another way, is left to the parser)."""
+    dtype = np.zeros(len(tensor[1]), np.int64)
+    has_dtype = tensor[1] >= 0
+    dtype[has_dtype] = wire.varints(buf, found.start[tensor[1][has_dtype]])[0].astype(np.int64)
+    shape_start, shape_end = _span(found, tensor[2])
+    ok = (shape_end == shape_start) & np.isin(dtype, (_FLOAT32, _FLOAT64))
+    ok &= ((tensor[4] >= 0).astype(int) + (tensor[5] >= 0) + (tensor[6] >= 0)) == 1
+    number = np.zeros(len(dtype), np.float64)
+    for field, size in ((4, np.where(dtype == _FLOAT32, 4, 8)), (5, 4), (6, 8)):
+        start, end = _span(found, tensor[field])
+        here = (tensor[field] >= 0) & ok
+        ok &= ~here | (((end - start) % size == 0) & (end - start >= size))
+        for width, kind in ((4, "<f4"), (8, "<f8")):
+            read = here & ok & (np.broadcast_to(size, here.shape) == width)
+            number[read] = wire.fixed(buf, start[read], kind)
+    return number, ok
+
+
+def _parsed_scalars(records: _Records, which: np.ndarray, runs: list[str],
+                    configs: dict[str, dict[str, Any]]) -> _Rows:
+    """The scalars of the records ``which``, parsed by protobuf; HParams configurations go into
+    ``configs`` (``runs``: each file's run)."""
+    from google.protobuf.message import DecodeError
+    from tensorboard.compat.proto import event_pb2
+    from tensorboard.plugins.hparams import plugin_data_pb2
+
+    record, order, tags, steps, values = [], [], [], [], []
+    for i in which.tolist():
+        try:
+            event = event_pb2.Event.FromString(records.buf[records.start[i]:records.end[i]].tobytes())
+        except DecodeError:
+            raise ValueError(f"{records.paths[records.file[i]]}: byte {records.offset[i]}: not a TensorBoard event "
+                             "record (a damaged file?)") from None
+        if not event.HasField("summary"):
+            continue
+        for place, value in enumerate(event.summary.value):
+            number = _scalar(value)
+            if number is not None:
+                record.append(i)
+                order.append(place)
+                tags.append(value.tag)
+                steps.append(event.step)
+                values.append(number)
+            elif value.metadata.plugin_data.plugin_name == _HPARAMS_PLUGIN:
+                configs.setdefault(runs[records.file[i]], {}).update(_hparams(value, plugin_data_pb2))
+    names = list(dict.fromkeys(tags))
+    code = {name: k for k, name in enumerate(names)}
+    return _Rows(np.asarray(record, np.int64), np.asarray(order, np.int64),
+                 np.asarray([code[t] for t in tags], np.int64), names, np.asarray(steps, np.float64),
+                 np.asarray(values, np.float64))
 
 
 def _scalar(value: Any) -> float | None:

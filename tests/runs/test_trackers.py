@@ -187,3 +187,28 @@ def test_importing_the_runs_table_loads_no_tracker_library():
             "print(sorted(m for m in ('tensorboard', 'mlflow') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_mlflow_histories_in_logged_order_with_nan_from_sql_and_client(tmp_path):
+    import logging
+
+    from mlflow.entities import Metric
+    from mlflow.tracking import MlflowClient
+
+    from jaxscale.runs.mlflow import read_mlflow
+
+    logging.getLogger("mlflow").setLevel(logging.WARNING)
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'm.db'}")
+    experiment = client.create_experiment("order")
+    logged = {"b": [("val_loss", 1, 3.0), ("lr", 1, 0.1), ("val_loss", 2, float("nan")), ("val_loss", 1, 2.5)],
+              "a": [("val_loss", 5, 4.0), ("val_loss", 6, 3.5)]}  # b restarts at step 1
+    for start, (name, metrics) in enumerate(logged.items()):
+        run = client.create_run(experiment, run_name=name, start_time=1000 + start)
+        client.log_batch(run.info.run_id, metrics=[Metric(k, v, 10 + i, s) for i, (k, s, v) in enumerate(metrics)])
+    expected = [(name, k, float(s), v) for name in ("b", "a") for k in ("lr", "val_loss")
+                for key, s, v in logged[name] if key == k]
+    for bulk_sql in (True, False):
+        scalars = read_mlflow(tmp_path / "m.db", bulk_sql=bulk_sql).scalars
+        rows = list(zip(scalars["run_id"].astype(str), scalars["tag"].astype(str), scalars["step"], scalars["value"]))
+        assert [r[:3] for r in rows] == [e[:3] for e in expected]
+        np.testing.assert_array_equal([r[3] for r in rows], [e[3] for e in expected])
