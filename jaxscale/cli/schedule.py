@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "compare its predicted final loss with cosine (to 0.1 x peak) and WSD (linear cooldown over the last 20%) "
         "of the same length and peak. The law is a published fit (--published luo-25m) or fitted here to every "
         "checkpoint of the runs --fit-runs of RUNS.",
-        "jaxscale schedule --published luo-25m --steps 24000 --peak-lr 3e-4 --warmup-steps 2160 --out schedule_figures\n"
+        "jaxscale schedule --published luo-25m --steps 24000 --peak-lr 3e-4 --warmup-steps 2160 --out schedule\n"
         "jaxscale schedule curves.csv --fit-runs constant_24000,cosine_24000,wsdcon_9 --steps 24000 --peak-lr 3e-4 "
         "--warmup-steps 2160",
     )

@@ -53,8 +53,8 @@ def _cli_json(argv: list[str]) -> dict:
 
 
 def test_the_verbs_import_from_the_package():
-    from jaxscale import (allocate, bayes, compare, design, fit, hparams, laws, load_runs, model_params, reconcile,
-                          schedule, sensitivity)
+    from jaxscale import allocate, bayes, fit, laws, load_runs, reconcile, sensitivity
+    from jaxscale import compare, design, hparams, model_params, schedule
 
     verbs = (allocate, bayes, compare, design, fit, hparams, load_runs, model_params, reconcile, schedule, sensitivity)
     assert all(callable(verb) for verb in verbs)
