@@ -72,9 +72,6 @@ autodoc_typehints = "description"  # types in the parameter list, where napoleon
 autodoc_typehints_format = "short"
 autodoc_member_order = "bysource"
 autodoc_default_options = {"members": False, "show-inheritance": False}
-# What the verbs take as runs (a table, a path, a DataFrame or a function returning a table),
-# named by its alias in their signatures rather than spelled out.
-autodoc_type_aliases = {"Runs": "jaxscale._api.runs.Runs"}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = True
 napoleon_use_rtype = False

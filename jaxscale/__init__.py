@@ -18,7 +18,7 @@ recipes), :func:`hparams` (optimal learning rate and batch size), :func:`schedul
 learning-rate schedule a multi-power law ends lowest with), :func:`model_params` (parameter counts
 and FLOPs per token of a configuration); :mod:`laws` (``laws.names()``, ``laws.get(name)``). Each verb returns a result
 with ``.summary()`` (a DataFrame), ``.to_dict()`` (the JSON ``jaxscale COMMAND --json`` prints),
-``.plot()`` (matplotlib Figures) and ``.save(directory)``. Types: :class:`RunsTable`,
+``.plot()`` (matplotlib Figures) and ``.save(directory)``. Types: :data:`Runs` (what the verbs take as runs), :class:`RunsTable`,
 :class:`Law`, :class:`Draws` (bootstrap refits and posterior draws alike) and the results.
 
 Laws, solvers, fits and inference run in float64 (:mod:`jaxscale.core.numerics`), training in
@@ -39,7 +39,7 @@ _WHERE = {
     "allocate": "jaxscale._api.allocate", "design": "jaxscale._api.design", "compare": "jaxscale._api.compare",
     "hparams": "jaxscale._api.hparams", "schedule": "jaxscale._api.schedule", "model_params": "jaxscale._api.params",
     "laws": "jaxscale.laws",
-    "RunsTable": "jaxscale.runs.table", "Law": "jaxscale.laws.law", "Draws": "jaxscale.laws.draws",
+    "Runs": "jaxscale._api.runs", "RunsTable": "jaxscale.runs.table", "Law": "jaxscale.laws.law", "Draws": "jaxscale.laws.draws",
     "FitReport": "jaxscale._api.fit", "FrontierReport": "jaxscale._api.fit", "Posterior": "jaxscale._api.bayes",
     "GroupedPosterior": "jaxscale._api.bayes", "LooComparison": "jaxscale._api.bayes",
     "SensitivityReport": "jaxscale._api.sensitivity", "ReconcileReport": "jaxscale._api.reconcile",

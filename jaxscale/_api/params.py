@@ -15,7 +15,7 @@ from jaxscale._api._results import Result, rows
 
 @dataclass(frozen=True, repr=False)
 class ModelParams(Result):
-    """A model's parameter counts (Pearce & Song 2024, Eqs. 1-2) and FLOPs per token by convention.
+    r"""A model's parameter counts (Pearce & Song 2024, Eqs. 1-2) and FLOPs per token by convention.
 
     Attributes:
         config: where the configuration came from (a path, or ``"mapping"``).
@@ -31,8 +31,8 @@ class ModelParams(Result):
         return {"config": self.config, **self.counts}
 
     def summary(self) -> pd.DataFrame:
-        """N_T, N_\\E and N_E, then the FLOPs per token of each convention (exact counts: no
-        intervals), with what each counts."""
+        r""":math:`N_T`, :math:`N_{\setminus E}` and :math:`N_E`, then the FLOPs per token of each
+        convention (exact counts: no intervals), with what each counts."""
         entries = [{"quantity": key, "estimate": self.counts[key]}
                    for key in ("n_total", "n_nonembedding", "n_embedding")]
         entries += [{"quantity": f"flops_per_token[{name}]", "estimate": flops,
@@ -45,12 +45,13 @@ class ModelParams(Result):
 
 
 def model_params(config: str | Path | Mapping[str, Any]) -> ModelParams:
-    """Count a decoder-only transformer's parameters exactly, and its training FLOPs per token.
+    r"""Count a decoder-only transformer's parameters exactly, and its training FLOPs per token.
 
-    The total N_T = N_\\E + N_E, with N_\\E the non-embedding and N_E the embedding parameters
-    (Pearce & Song 2024, Eqs. 1-2), and the FLOPs per token under each convention in use: 6 N,
-    6 N_\\E, Kaplan et al.'s 6 N + 6 n_layer n_ctx d_attn, Hoffmann et al.'s Appendix F and
-    DeepSeek's M (:mod:`jaxscale.runs.accounting`).
+    The total :math:`N_T = N_{\setminus E} + N_E`, with :math:`N_{\setminus E}` the non-embedding and
+    :math:`N_E` the embedding parameters (Pearce & Song 2024, Eqs. 1-2), and the FLOPs per token
+    under each convention in use: :math:`6N`, :math:`6N_{\setminus E}`, Kaplan et al.'s
+    :math:`6N + 6\,n_\mathrm{layer} n_\mathrm{ctx} d_\mathrm{attn}`, Hoffmann et al.'s Appendix F
+    and DeepSeek's M (:mod:`jaxscale.runs.accounting`).
 
     Args:
         config: a Hugging Face ``config.json`` path (GPT-2, GPT-NeoX/Pythia, Llama/Mistral, OLMo),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import subprocess
 import sys
 
@@ -224,3 +225,14 @@ def test_figures_save_and_show_in_a_notebook(csv, tmp_path):
     assert set(figures) == {"residuals", "isoflop"} and "data:image/png;base64," in figures._repr_html_()
     paths = result.save(tmp_path)
     assert sorted(p.rsplit("/", 1)[1] for p in paths) == ["bootstrap_draws.csv", "isoflop.png", "residuals.png"]
+
+
+def test_the_api_reference_documents_every_public_name():
+    """docs/api/index.md, the reference's entry page, has an entry for every name of ``__all__``."""
+    from tests.conftest import REPO_ROOT
+
+    page = (REPO_ROOT / "docs" / "api" / "index.md").read_text()
+    entries = set(re.findall(r"^\.\. (?:autofunction|autoclass|py:type):: ([\w.]+)", page, re.MULTILINE))
+    documented = {entry.rsplit(".", 1)[1] for entry in entries}
+    assert sorted(set(js.__all__) - documented - {"__version__", "laws"}) == []
+    assert "js.laws" in page and {"jaxscale.laws.names", "jaxscale.laws.get"} <= entries
