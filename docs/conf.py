@@ -6,14 +6,16 @@ clone, which the executed notebooks read)::
     sphinx-build -W --keep-going -n -b html docs docs/_build/html
 
 Warnings are errors (``-W``) and every cross-reference must resolve (``-n``, nitpicky). The
-build fetches nothing from the network: no intersphinx inventories, no MathJax or widget scripts
-from a CDN, and the theme's fonts and scripts are the copies bundled in its wheel.
+build fetches nothing from the network: no intersphinx inventories, no widget scripts, MathJax 3
+from the copy that sphinx-mathjax-offline bundles (served from ``_static/mathjax``, not a CDN),
+and the theme's fonts and scripts are the copies bundled in its wheel.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -39,6 +41,8 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
+    "sphinx.ext.mathjax",  # formulas: :math: in docstrings, $...$ and $$...$$ in pages
+    "sphinx-mathjax-offline",  # ... typeset by the MathJax 3 bundled in its wheel, copied into _static
     "existing_refs",  # docs/_ext: a role naming a real internal object renders as code
 ]
 
@@ -47,7 +51,7 @@ source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
 root_doc = "index"
 
 # --- MyST ------------------------------------------------------------------------------------
-myst_enable_extensions = ["colon_fence", "deflist"]
+myst_enable_extensions = ["colon_fence", "deflist", "dollarmath", "amsmath"]
 myst_heading_anchors = 3  # links such as guides/fit.md#bootstrap resolve to the heading
 
 # --- executed notebooks ----------------------------------------------------------------------
@@ -94,20 +98,6 @@ html_static_path: list[str] = []
 html_last_updated_fmt = None
 
 
-
-# --- formulas --------------------------------------------------------------------------------
-# Docstrings write a few formulas as :math:. MathJax would come from a CDN, and imgmath needs
-# LaTeX, so formulas are shown as their source, in a monospace span.
-def _plain_inline(translator, node):
-    translator.body.append(f'<code class="math notranslate">{translator.encode(node.astext())}</code>')
-    raise _SkipNode
-
-
-def _plain_block(translator, node):
-    translator.body.append(f'<pre class="math notranslate">{translator.encode(node.astext())}</pre>')
-    raise _SkipNode
-
-
 def _ipython_lexer(app, docname, source):
     """Highlight a notebook saved without a kernel's language info as IPython (whose ``!shell``
     lines are not Python), the lexer a Python kernel reports when it runs the notebook."""
@@ -120,11 +110,20 @@ def _ipython_lexer(app, docname, source):
         source[0] = json.dumps(notebook)
 
 
+_REMOTE_SCRIPT = re.compile(r"""<script[^>]*\bsrc=["'](?:https?:)?//""")
+
+
+def _only_local_scripts(app, exception):
+    """Fail the build when a page loads a script from the network (MathJax from a CDN, say): the
+    site must work offline, from the files the build wrote."""
+    if exception is not None or app.builder.format != "html":
+        return
+    remote = [str(page.relative_to(app.outdir)) for page in Path(app.outdir).rglob("*.html")
+              if _REMOTE_SCRIPT.search(page.read_text(encoding="utf-8"))]
+    if remote:
+        raise RuntimeError(f"pages load scripts from the network: {', '.join(sorted(remote))}")
+
+
 def setup(app):
-    app.add_html_math_renderer("plain", (_plain_inline, None), (_plain_block, None))
     app.connect("source-read", _ipython_lexer)
-
-
-from docutils.nodes import SkipNode as _SkipNode  # noqa: E402
-
-html_math_renderer = "plain"
+    app.connect("build-finished", _only_local_scripts)

@@ -10,12 +10,15 @@ ask what drives their conclusions, reconcile Kaplan with Chinchilla, plan a run.
     >>> js.allocate(fitted, compute=1e24)                  # N*(C), D*(C) with bands
     >>> js.design(runs, target="N*:1e24", budget=1e22)     # which runs to train next
     >>> js.compare("baseline.csv", "new.csv", compute=1e22)  # compute multiplier, with intervals
+    >>> js.hparams(published="deepseek", compute=1e24)    # eta*, B* of a planned run
 
 Verbs: :func:`load_runs`, :func:`fit`, :func:`bayes`, :func:`sensitivity`, :func:`reconcile`,
 :func:`allocate`, :func:`design` (which runs next), :func:`compare` (compute multipliers between
-recipes); :mod:`laws` (``laws.names()``, ``laws.get(name)``). Each verb returns a result
+recipes), :func:`hparams` (optimal learning rate and batch size), :func:`schedule` (the
+learning-rate schedule a multi-power law ends lowest with), :func:`model_params` (parameter counts
+and FLOPs per token of a configuration); :mod:`laws` (``laws.names()``, ``laws.get(name)``). Each verb returns a result
 with ``.summary()`` (a DataFrame), ``.to_dict()`` (the JSON ``jaxscale COMMAND --json`` prints),
-``.plot()`` (matplotlib Figures) and ``.save(directory)``. Types: :class:`RunsTable`,
+``.plot()`` (matplotlib Figures) and ``.save(directory)``. Types: :data:`Runs` (what the verbs take as runs), :class:`RunsTable`,
 :class:`Law`, :class:`Draws` (bootstrap refits and posterior draws alike) and the results.
 
 Laws, solvers, fits and inference run in float64 (:mod:`jaxscale.core.numerics`), training in
@@ -34,13 +37,16 @@ _WHERE = {
     "load_runs": "jaxscale._api.runs", "fit": "jaxscale._api.fit", "bayes": "jaxscale._api.bayes",
     "sensitivity": "jaxscale._api.sensitivity", "reconcile": "jaxscale._api.reconcile",
     "allocate": "jaxscale._api.allocate", "design": "jaxscale._api.design", "compare": "jaxscale._api.compare",
+    "hparams": "jaxscale._api.hparams", "schedule": "jaxscale._api.schedule", "model_params": "jaxscale._api.params",
     "laws": "jaxscale.laws",
-    "RunsTable": "jaxscale.runs.table", "Law": "jaxscale.laws.law", "Draws": "jaxscale.laws.draws",
+    "Runs": "jaxscale._api.runs", "RunsTable": "jaxscale.runs.table", "Law": "jaxscale.laws.law", "Draws": "jaxscale.laws.draws",
     "FitReport": "jaxscale._api.fit", "FrontierReport": "jaxscale._api.fit", "Posterior": "jaxscale._api.bayes",
     "GroupedPosterior": "jaxscale._api.bayes", "LooComparison": "jaxscale._api.bayes",
     "SensitivityReport": "jaxscale._api.sensitivity", "ReconcileReport": "jaxscale._api.reconcile",
     "Allocation": "jaxscale._api.allocate", "DataConstrainedAllocation": "jaxscale._api.allocate",
     "DesignReport": "jaxscale._api.design", "CompareReport": "jaxscale._api.compare",
+    "HparamsReport": "jaxscale._api.hparams", "PublishedHparams": "jaxscale._api.hparams",
+    "ScheduleReport": "jaxscale._api.schedule", "ModelParams": "jaxscale._api.params",
 }
 
 __all__ = ["__version__", *_WHERE]

@@ -17,14 +17,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
+from jaxscale._api._results import COLUMNS, Figures, Result, rows
+from jaxscale._api.runs import Runs, as_runs
 from jaxscale.core.numerics import float64
 from jaxscale.fitting import hyperparameters as hp
 from jaxscale.fitting import joint_hyperparameters as jh
 from jaxscale.laws import deepseek_hparams, steplaw
 from jaxscale.laws.law import Law
-from jaxscale.runs.table import RunsTable, load_runs
 
 #: Published laws by name: the learning-rate law and its constants, the batch law and its constants.
 PUBLISHED = {
@@ -41,8 +41,8 @@ def _finite(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-@dataclass(frozen=True)
-class PublishedHparams:
+@dataclass(frozen=True, repr=False)
+class PublishedHparams(Result):
     """eta* and B* (tokens) of a planned run under a published law (``name``), with the inputs used
     (``compute`` C = 6 N D where a law of C was given N and D: ``note`` says so). The published
     laws carry no intervals: lower and upper are undefined."""
@@ -55,20 +55,18 @@ class PublishedHparams:
     formulas: tuple[str, str]
     note: str = ""
 
-    def summary(self) -> pd.DataFrame:
-        return pd.DataFrame([{"quantity": "learning_rate", "estimate": self.lr, "lower": math.nan, "upper": math.nan},
-                             {"quantity": "batch_tokens", "estimate": self.batch, "lower": math.nan,
-                              "upper": math.nan}])
-
-    def to_dict(self) -> dict[str, Any]:
+    def _report(self) -> dict[str, Any]:
         return {"published": self.name, "inputs": self.inputs, "learning_rate": self.lr, "batch_tokens": self.batch,
                 "interval": None, "formulas": list(self.formulas), "citation": self.citation, "note": self.note or None}
 
-    def plot(self) -> dict[str, Figure]:
-        return {}
+    def summary(self) -> pd.DataFrame:
+        """eta* (``learning_rate``) and B* (``batch_tokens``), without intervals (NaN)."""
+        return rows([{"quantity": "learning_rate", "estimate": self.lr},
+                     {"quantity": "batch_tokens", "estimate": self.batch}])
 
-    def __repr__(self) -> str:
-        return f"{self.name}: eta* = {self.lr:.4g}, B* = {self.batch:.4g} tokens ({self.inputs})"
+    def _title(self) -> str:
+        inputs = ", ".join(f"{k} = {v:.4g}" for k, v in self.inputs.items())
+        return f"PublishedHparams: {self.name} at {inputs}"
 
 
 @float64
@@ -105,8 +103,8 @@ def published_hparams(name: str, *, n: float | None = None, tokens: float | None
                             (lr_law.formula, batch_law.formula), note)
 
 
-@dataclass(frozen=True)
-class HparamsReport:
+@dataclass(frozen=True, repr=False)
+class HparamsReport(Result):
     """Both routes on a table of hyperparameter grids: ``per_group`` (each group's optimum and the
     power laws through them, with bootstrap intervals) and ``joint`` (the joint law and its optima
     by implicit differentiation; None when not fitted); ``runs`` the grids read."""
@@ -139,49 +137,63 @@ class HparamsReport:
             joint = [{"law": "hparam-bowl", "quantity": name, "estimate": value, "lower": math.nan, "upper": math.nan,
                       "published": None, "route": "joint"} for name, value in self.joint.exponents.items()]
             frame = pd.concat([frame, pd.DataFrame(joint)], ignore_index=True)
-        columns = ["quantity", "estimate", "lower", "upper"]
-        return frame[[*columns, *(c for c in frame.columns if c not in columns)]]
+        return frame[[*COLUMNS, *(c for c in frame.columns if c not in COLUMNS)]]
 
-    def to_dict(self) -> dict[str, Any]:
+    def _report(self) -> dict[str, Any]:
         return {"source": self.source, "runs": len(self.runs.loss), "groups": len(self.per_group.optima),
                 "per_group": self.per_group.to_dict(),
                 "joint": None if self.joint is None else self.joint.to_dict(), "agreement": self.agreement()}
 
-    def plot(self) -> dict[str, Figure]:
+    def plot(self) -> Figures:
         """``landscapes``: each group's loss over (eta, B) with its optima; ``lr_law``: the optima and
         the fitted eta*(N, D) with its band, Step Law's published law dashed."""
         from jaxscale.plots.hparams import landscape_figure, lr_law_figure
 
         published = steplaw.PUBLISHED_LR if self.per_group.lr.law is steplaw.LR_LAW else None
-        return {"landscapes": landscape_figure(self.runs, self.per_group, self.joint),
-                "lr_law": lr_law_figure(self.per_group, published)}
+        return Figures(landscapes=landscape_figure(self.runs, self.per_group, self.joint),
+                       lr_law=lr_law_figure(self.per_group, published))
 
-    def __repr__(self) -> str:
-        return f"HparamsReport ({self.source})\n{self.summary().to_string(index=False)}"
-
-    def _repr_html_(self) -> str:
-        return f"<p><b>HparamsReport</b> ({self.source})</p>{self.summary().to_html(index=False, na_rep='')}"
+    def _title(self) -> str:
+        return f"HparamsReport ({self.source})"
 
 
-def _table(runs: str | Path | pd.DataFrame | RunsTable) -> RunsTable:
-    return runs if isinstance(runs, RunsTable) else load_runs(runs)
+def hparams(runs: Runs | None = None, *, published: str | None = None, n: float | None = None,
+            tokens: float | None = None, compute: float | None = None, lr_col: str | None = None,
+            batch_col: str | None = None, smoothed_col: str | None = None, sequence_length: float = 1.0,
+            bootstrap: int = 1000, seed: int = 0, joint: bool = True) -> HparamsReport | PublishedHparams:
+    """The optimal peak learning rate and batch size, fitted to hyperparameter grids or published.
 
+    Step Law's forms (Li et al. 2025) are fitted: eta*(N, D) = A N^-alpha D^beta and
+    B*(D) = A_B D^beta_B. From ``runs``, two routes: each (N, D) group's optimum over
+    (log eta, log B) by the declared rule of :mod:`jaxscale.fitting.hyperparameters`, then the power
+    laws through the optima by least squares in logs, with a bootstrap of runs within groups for
+    95% intervals; and (``joint``) one law L(N, D, eta, B), a Chinchilla-type law plus a bowl in
+    log eta - log eta*(N, D) and log B - log B*(D), whose optimum comes from the
+    implicit-differentiation solver (:mod:`jaxscale.fitting.joint_hyperparameters`). With
+    ``published``: Step Law's constants (A = 1.79, alpha = 0.713, beta = 0.307; A_B = 0.58,
+    beta_B = 0.571) or DeepSeek's (DeepSeek-AI 2024, Eq. 1: eta_opt = 0.3118 C^-0.125,
+    B_opt = 0.2920 C^0.3271) at a planned run.
 
-def hparams(runs: str | Path | pd.DataFrame | RunsTable | None = None, *, published: str | None = None,
-            n: float | None = None, tokens: float | None = None, compute: float | None = None,
-            lr_col: str | None = None, batch_col: str | None = None, smoothed_col: str | None = None,
-            sequence_length: float = 1.0, bootstrap: int = 1000, seed: int = 0,
-            joint: bool = True) -> HparamsReport | PublishedHparams:
-    """The optimal learning rate and batch size.
+    Args:
+        runs: hyperparameter grids (a table, CSV path, DataFrame or a function returning a table):
+            runs at several peak learning rates and batch sizes per (N, D).
+        published: ``"steplaw"`` or ``"deepseek"``, instead of ``runs``.
+        n: parameters of the planned run (with ``published``).
+        tokens: its training tokens.
+        compute: its training FLOPs (DeepSeek's law; without it C = 6 N D).
+        lr_col: the column of the peak learning rate (default: recognised by name).
+        batch_col: the column of the batch size (default: recognised by name).
+        smoothed_col: the column of the smoothed loss the optimum rule reads (default: a smoothed
+            loss column if there is one, else the loss).
+        sequence_length: tokens per unit of the batch column (1: the column counts tokens; Step
+            Law's counts sequences of 2048).
+        bootstrap: resamples of runs within groups for the intervals (0: none).
+        seed: the resamples' seed.
+        joint: also fit the joint law L(N, D, eta, B).
 
-    With ``runs`` (a CSV path, DataFrame or :class:`RunsTable` of hyperparameter grids): each (N, D)
-    group's optimum and Step Law's power laws through them with ``bootstrap`` resamples for 95%
-    intervals, and (``joint``) the joint law L(N, D, eta, B) with its optima by implicit
-    differentiation. The columns of the peak learning rate, the batch size (in sequences of
-    ``sequence_length`` tokens, or tokens) and the smoothed loss are found by name or given.
-
-    With ``published`` (``"steplaw"`` or ``"deepseek"``): eta* and B* of a run of ``n`` parameters
-    on ``tokens`` tokens, or of ``compute`` FLOPs.
+    Returns:
+        A :class:`HparamsReport` (from ``runs``) or a :class:`PublishedHparams` (from ``published``:
+        the published laws give no intervals, so lower and upper are undefined).
     """
     if published is not None:
         if runs is not None:
@@ -189,7 +201,9 @@ def hparams(runs: str | Path | pd.DataFrame | RunsTable | None = None, *, publis
         return published_hparams(published, n=n, tokens=tokens, compute=compute)
     if runs is None:
         raise ValueError("give a runs table of hyperparameter grids, or --published steplaw|deepseek")
-    grids = hp.grid_runs(_table(runs), lr_col=lr_col, batch_col=batch_col, smoothed_col=smoothed_col,
+    if bootstrap < 0:
+        raise ValueError(f"--bootstrap must be >= 0, got {bootstrap}")
+    grids = hp.grid_runs(as_runs(runs), lr_col=lr_col, batch_col=batch_col, smoothed_col=smoothed_col,
                          sequence_length=sequence_length)
     per_group = hp.fit_hyperparameters(grids, resamples=bootstrap, seed=seed)
     fitted = jh.fit_joint(grids, per_group) if joint else None

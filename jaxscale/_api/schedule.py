@@ -7,13 +7,12 @@ published set (``luo-25m``: Luo et al. 2025's 25M model); the schedule is optimi
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from matplotlib.figure import Figure
 
+from jaxscale._api._results import Figures, Result, rows
 from jaxscale.fitting.multipower_curves import MultiPowerFit
 from jaxscale.laws import multipower
 from jaxscale.optimum import schedules
@@ -22,40 +21,61 @@ from jaxscale.optimum import schedules
 PUBLISHED = {"luo-25m": multipower.PUBLISHED_25M}
 
 
-@dataclass(frozen=True)
-class ScheduleReport:
+@dataclass(frozen=True, repr=False)
+class ScheduleReport(Result):
     """The optimised schedule (``optimum``: its rates, predicted final loss, the baselines') under
     the law named by ``source``."""
 
     optimum: schedules.ScheduleOptimum
     source: str
 
-    def summary(self) -> pd.DataFrame:
-        """The predicted final loss of each schedule and how far each baseline ends above the optimum."""
-        rows = [{"quantity": "final_loss_optimised", "estimate": self.optimum.loss}]
-        rows += [{"quantity": f"final_loss_{name}", "estimate": loss} for name, (_, loss) in self.optimum.baselines.items()]
-        rows += [{"quantity": f"gain_over_{name}", "estimate": gain} for name, gain in self.optimum.gains().items()]
-        return pd.DataFrame(rows).assign(lower=math.nan, upper=math.nan)
-
-    def to_dict(self) -> dict[str, Any]:
+    def _report(self) -> dict[str, Any]:
         return {"law": self.source, **self.optimum.to_dict()}
 
-    def plot(self) -> dict[str, Figure]:
+    def summary(self) -> pd.DataFrame:
+        """The predicted final loss of each schedule and how far each baseline ends above the
+        optimum (predictions of a fitted law: no intervals)."""
+        entries = [{"quantity": "final_loss_optimised", "estimate": self.optimum.loss}]
+        entries += [{"quantity": f"final_loss_{name}", "estimate": loss}
+                    for name, (_, loss) in self.optimum.baselines.items()]
+        entries += [{"quantity": f"gain_over_{name}", "estimate": gain} for name, gain in self.optimum.gains().items()]
+        return rows(entries)
+
+    def plot(self) -> Figures:
         """``schedule``: the rates and the predicted loss curves of the optimised schedule, cosine and WSD."""
         from jaxscale.plots.schedules import schedule_figure
 
-        return {"schedule": schedule_figure(self.optimum)}
+        return Figures(schedule=schedule_figure(self.optimum))
 
-    def __repr__(self) -> str:
-        return f"ScheduleReport ({self.source})\n{self.summary().to_string(index=False)}"
+    def _title(self) -> str:
+        return f"ScheduleReport ({self.source})"
 
 
 def schedule(law: MultiPowerFit | multipower.MultiPowerParams | None = None, *, published: str | None = None,
              steps: int, peak_lr: float, warmup_steps: int = 0, iterations: int = schedules.ITERATIONS,
              knots: int = schedules.KNOTS) -> ScheduleReport:
-    """The non-increasing schedule of ``steps`` steps after a linear warmup of ``warmup_steps`` to
-    ``peak_lr`` that the multi-power ``law`` (a fit or its parameters), or the ``published`` set,
-    predicts to end lowest, against cosine and WSD of the same length and peak."""
+    """The learning-rate schedule a multi-power law predicts to end lowest.
+
+    Luo et al. (2025, Section 5): with a linear warmup of ``warmup_steps`` to ``peak_lr`` fixed, the
+    rates of the steps after it solve min L(T; eta) over eta_max >= eta_(W+1) >= ... >= eta_T > 0,
+    L the multi-power law L(t) = L0 + A (S1(t) + S_W)^-alpha - LD(t)
+    (:mod:`jaxscale.laws.multipower`), by gradient descent through the whole curve
+    (:func:`jaxscale.optimum.schedules.optimal_schedule`); cosine and WSD of the same length and
+    peak are evaluated under the same law.
+
+    Args:
+        law: a multi-power fit (:func:`jaxscale.fitting.multipower_curves.fit_multipower`) or its
+            parameters; or None with ``published``.
+        published: a published parameter set instead: ``"luo-25m"`` (Luo et al.'s 25M model).
+        steps: the schedule's length in steps, warmup included.
+        peak_lr: the peak learning rate eta_max.
+        warmup_steps: linear warmup steps W.
+        iterations: gradient-descent steps of the optimisation.
+        knots: knots of the schedule's piecewise-linear log after the warmup.
+
+    Returns:
+        A :class:`ScheduleReport`.
+    """
     if (law is None) == (published is None):
         raise ValueError("give a fitted multi-power law or --published NAME (one of them)")
     if published is not None:

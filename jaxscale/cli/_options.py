@@ -22,7 +22,8 @@ import argparse
 import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 if TYPE_CHECKING:  # the CLI imports its heavy modules only when a command runs
     from jaxscale.runs.table import RunsTable
@@ -257,17 +258,6 @@ def check_out(out: str | Path | None, option: str = "--out") -> None:
         raise ValueError(f"{option} {out}: {existing} is a file, not a directory")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ValueError(f"{option} {out}: cannot write in {existing} (permission denied)")
-
-
-def with_figures(result: Any, out: Path | None) -> dict[str, Any]:
-    """``result.to_dict()``, and with ``out`` the paths of :meth:`plot`'s figures written there
-    under ``files`` (for results whose figures are all they write)."""
-    from jaxscale._api._results import Figures
-
-    numbers = result.to_dict()
-    if out is not None:
-        numbers["files"] = [str(p) for p in Figures(result.plot()).save(out)]
-    return numbers
 
 
 def report(result: Any, args: argparse.Namespace, print_text: Callable[[dict[str, Any]], None]) -> int:

@@ -3,31 +3,27 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from jaxscale.cli import _options as o
 
-EXAMPLE = """jaxscale hparams ../shared/data/steplaw_dense_lr_bs_loss.csv --sequence-length 2048 --out hparams_figures
-jaxscale hparams --published steplaw --n 7e9 --tokens 1.4e12
-jaxscale hparams --published deepseek --compute 1e24"""
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "hparams", help="the optimal learning rate and batch size: fitted to hyperparameter grids, or published",
-        description="From a CSV of hyperparameter grids (runs at many peak learning rates and batch sizes for each "
+    p = o.command(
+        subparsers, "hparams", "the optimal learning rate and batch size: fitted to hyperparameter grids, or published",
+        "From a CSV of hyperparameter grids (runs at many peak learning rates and batch sizes for each "
         "(N, D)): each group's optimum by the declared rule of jaxscale.fitting.hyperparameters (a quadratic in "
-        "(log eta, log B) over the runs within 1%% of the group's smoothed-loss minimum), Step Law's eta*(N, D) = "
-        "A N^-alpha D^beta and B*(D) = A D^beta through the optima with 95%% bootstrap intervals (runs resampled "
+        "(log eta, log B) over the runs within 1% of the group's smoothed-loss minimum), Step Law's eta*(N, D) = "
+        "A N^-alpha D^beta and B*(D) = A D^beta through the optima with 95% bootstrap intervals (runs resampled "
         "within groups), and the joint law L(N, D, eta, B) whose optimum comes from the implicit-differentiation "
         "solver. Or, with --published, eta* and B* of a planned run under Step Law (--n, --tokens) or DeepSeek "
         "(--compute).",
-        epilog="Example:\n" + "\n".join(f"  {line}" for line in EXAMPLE.splitlines()),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("runs", type=Path, nargs="?", default=None, metavar="RUNS",
-                   help="CSV of hyperparameter grids: N, D, peak learning rate, batch size, (smoothed) loss")
-    p.add_argument("--published", choices=("steplaw", "deepseek"), default=None,
-                   help="a published law instead of a table")
+        "jaxscale hparams ../shared/data/steplaw_dense_lr_bs_loss.csv --sequence-length 2048 --out hparams_figures\n"
+        "jaxscale hparams --published steplaw --n 7e9 --tokens 1.4e12\n"
+        "jaxscale hparams --published deepseek --compute 1e24",
+    )
+    o.add_runs(p, required=False)
+    p.add_argument("--published", choices=("steplaw", "deepseek"), default=None, metavar="NAME",
+                   help="a published law instead of RUNS: steplaw (Li et al. 2025) or deepseek (DeepSeek-AI 2024)")
     p.add_argument("--n", type=o.positive, default=None, metavar="N", help="model parameters of the planned run")
     p.add_argument("--tokens", type=o.positive, default=None, metavar="D", help="training tokens of the planned run")
     p.add_argument("--compute", type=o.positive, default=None, metavar="C", help="training FLOPs of the planned run")
@@ -35,15 +31,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "peak_lr, lr or learning_rate)")
     p.add_argument("--batch-col", default=None, metavar="NAME", help="column of the batch size (default: "
                    "batch_tokens, batch_size, bs or batch)")
-    p.add_argument("--loss-col", default=None, metavar="NAME", help="column of the smoothed loss the rule reads "
-                   "(default: 'smooth loss' or smoothed_loss if present, else the loss)")
+    p.add_argument("--smoothed-col", default=None, metavar="NAME", help="column of the smoothed loss the rule "
+                   "reads (default: 'smooth loss' or smoothed_loss if present, else the loss)")
     p.add_argument("--sequence-length", type=o.positive, default=1.0, metavar="L",
                    help="tokens per unit of the batch column (Step Law's bs counts sequences of 2048) "
                    "(default: %(default)g: the column is in tokens)")
     o.add_bootstrap(p, default=1000, what="resamples of runs within groups for 95%% intervals")
     o.add_seed(p)
     p.add_argument("--no-joint", action="store_true", help="skip the joint law L(N, D, eta, B)")
-    o.add_out(p, "the figures")
+    o.add_out(p, "the figures (landscapes.png: each group's loss over (eta, B); lr_law.png: eta*(N, D) with its band)")
     o.add_json(p)
     p.set_defaults(run=run)
 
@@ -59,16 +55,15 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxscale._api.hparams import hparams
-    from jaxscale.cli._output import emit
+    from jaxscale import hparams
 
     _check(args)
-    result = hparams(args.runs, published=args.published, n=args.n, tokens=args.tokens, compute=args.compute,
-                     lr_col=args.lr_col, batch_col=args.batch_col, smoothed_col=args.loss_col,
+    result = hparams(None if args.runs is None else lambda: o.load_columns(args),
+                     published=args.published, n=args.n, tokens=args.tokens, compute=args.compute,
+                     lr_col=args.lr_col, batch_col=args.batch_col, smoothed_col=args.smoothed_col,
                      sequence_length=args.sequence_length, bootstrap=args.bootstrap, seed=args.seed,
                      joint=not args.no_joint)
-    emit(o.with_figures(result, args.out), args.json, _print)
-    return 0
+    return o.report(result, args, _print)
 
 
 def _num(value) -> str:

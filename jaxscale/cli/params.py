@@ -6,34 +6,27 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-EXAMPLE = """Example:
-  jaxscale params config.json
-  jaxscale params Llama-2-7b-hf/config.json --json"""
+from jaxscale.cli import _options as o
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "params",
-        help="N_T, N_\\E, N_E and FLOPs per token of a model from its config.json",
-        description="Count a decoder-only transformer's parameters exactly from its Hugging Face config.json "
+    p = o.command(
+        subparsers, "params", "N_T, N_\\E, N_E and FLOPs per token of a model from its config.json",
+        "Count a decoder-only transformer's parameters exactly from its Hugging Face config.json "
         "(GPT-2, GPT-NeoX/Pythia, Llama/Mistral, OLMo): total N_T, non-embedding N_\\E and embedding N_E "
         "(Pearce & Song 2024, Eqs. 1-2), and its training FLOPs per token under each convention in use: 6N, "
         "6N_\\E, Kaplan et al.'s 6N + 6 n_layer n_ctx d_attn, Hoffmann et al.'s Appendix F, DeepSeek's M.",
-        epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "jaxscale params config.json\njaxscale params Llama-2-7b-hf/config.json --json",
     )
     p.add_argument("config", type=Path, help="a Hugging Face config.json")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    o.add_json(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxscale.cli._output import emit
-    from jaxscale.runs.model_config import model_params
+    from jaxscale import model_params
 
-    numbers = {"config": str(args.config), **model_params(args.config)}
-    emit(numbers, args.json, _print)
-    return 0
+    return o.report(model_params(args.config), args, _print)
 
 
 def _print(numbers: dict[str, Any]) -> None:

@@ -6,38 +6,38 @@ import argparse
 
 from jaxscale.cli import _options as o
 
-EXAMPLE = """jaxscale schedule --published luo-25m --steps 24000 --peak-lr 3e-4 --warmup-steps 2160 --out schedule_figures
-jaxscale schedule curves.csv --fit-runs constant_24000,cosine_24000,wsdcon_9 --steps 24000 --peak-lr 3e-4 --warmup-steps 2160"""
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "schedule", help="the learning-rate schedule a multi-power law predicts to end lowest",
-        description="Optimise the non-increasing schedule of --steps steps (after a linear warmup of "
+    p = o.command(
+        subparsers, "schedule", "the learning-rate schedule a multi-power law predicts to end lowest",
+        "Optimise the non-increasing schedule of --steps steps (after a linear warmup of "
         "--warmup-steps to --peak-lr) through the multi-power law of Luo et al. (2025) by gradient descent, and "
-        "compare its predicted final loss with cosine (to 0.1 x peak) and WSD (linear cooldown over the last 20%%) "
+        "compare its predicted final loss with cosine (to 0.1 x peak) and WSD (linear cooldown over the last 20%) "
         "of the same length and peak. The law is a published fit (--published luo-25m) or fitted here to every "
         "checkpoint of the runs --fit-runs of RUNS.",
-        epilog="Example:\n" + "\n".join(f"  {line}" for line in EXAMPLE.splitlines()),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        "jaxscale schedule --published luo-25m --steps 24000 --peak-lr 3e-4 --warmup-steps 2160 --out schedule\n"
+        "jaxscale schedule curves.csv --fit-runs constant_24000,cosine_24000,wsdcon_9 --steps 24000 --peak-lr 3e-4 "
+        "--warmup-steps 2160",
+    )
     o.add_runs(p, required=False)
-    p.add_argument("--published", choices=("luo-25m",), default=None, help="a published multi-power law")
+    p.add_argument("--published", choices=("luo-25m",), default=None, metavar="NAME",
+                   help="a published multi-power law instead of RUNS: luo-25m (Luo et al. 2025's 25M model)")
     p.add_argument("--fit-runs", default=None, metavar="IDS", help="comma-separated runs of RUNS to fit the law to")
     p.add_argument("--lr-source", choices=("named", "recorded"), default="recorded",
                    help="per-step rates of the fitted runs: from their schedule columns, or interpolated from "
                    "their learning_rate column (default: %(default)s)")
-    p.add_argument("--steps", type=o.at_least(1), required=True, help="length of the schedule in steps")
+    p.add_argument("--steps", type=o.at_least(1), required=True, metavar="T", help="length of the schedule in steps")
     p.add_argument("--peak-lr", type=o.positive, required=True, metavar="ETA", help="the peak learning rate")
     p.add_argument("--warmup-steps", type=o.at_least(0), default=0, metavar="W", help="linear warmup steps (default: 0)")
-    p.add_argument("--iterations", type=o.at_least(1), default=3000, help="gradient-descent steps (default: %(default)s)")
-    o.add_out(p, "the figure")
+    p.add_argument("--iterations", type=o.at_least(1), default=3000, metavar="K",
+                   help="gradient-descent steps (default: %(default)s)")
+    o.add_out(p, "the figure (schedule.png: the schedules' rates and predicted loss curves)")
     o.add_json(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxscale._api.schedule import schedule
-    from jaxscale.cli._output import emit
+    from jaxscale import schedule
 
     if (args.runs is None) == (args.published is None):
         raise ValueError("give RUNS with --fit-runs, or --published luo-25m")
@@ -49,13 +49,12 @@ def run(args: argparse.Namespace) -> int:
         from jaxscale.fitting.multipower_curves import fit_multipower
         from jaxscale.runs.schedules import run_learning_rates
 
-        table = o.load_columns(args, args.runs, sizes_vary=False)
+        table = o.load_columns(args, sizes_vary=False)
         fitted = [r.strip() for r in args.fit_runs.split(",") if r.strip()]
         law = fit_multipower(table, run_learning_rates(table, source=args.lr_source), fitted, [])
     result = schedule(law, published=args.published, steps=args.steps, peak_lr=args.peak_lr,
                       warmup_steps=args.warmup_steps, iterations=args.iterations)
-    emit(o.with_figures(result, args.out), args.json, _print)
-    return 0
+    return o.report(result, args, _print)
 
 
 def _print(numbers: dict) -> None:

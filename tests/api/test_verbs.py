@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import subprocess
 import sys
 
@@ -54,8 +55,10 @@ def _cli_json(argv: list[str]) -> dict:
 
 def test_the_verbs_import_from_the_package():
     from jaxscale import allocate, bayes, fit, laws, load_runs, reconcile, sensitivity
+    from jaxscale import compare, design, hparams, model_params, schedule
 
-    assert all(callable(verb) for verb in (allocate, bayes, fit, load_runs, reconcile, sensitivity))
+    verbs = (allocate, bayes, compare, design, fit, hparams, load_runs, model_params, reconcile, schedule, sensitivity)
+    assert all(callable(verb) for verb in verbs)
     assert "chinchilla" in laws.names() and laws.get("kaplan").name == "kaplan"
     assert isinstance(laws.get("chinchilla"), js.Law) and laws.Law is js.Law
     assert set(js.__all__) <= set(dir(js))
@@ -72,6 +75,48 @@ def test_import_stays_cheap(statement, unloaded):
     code = f"import sys; {statement}; print(sorted({{m.split('.')[0] for m in sys.modules}} & set({unloaded!r})))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_every_public_result_is_a_result():
+    """Each verb's result shares summary, to_dict, plot, save and the repr (``Result``)."""
+    from jaxscale._api._results import Result
+
+    results = [name for name in js.__all__ if name.endswith(("Report", "Posterior", "Comparison", "Allocation",
+                                                               "Hparams", "Params"))]
+    assert {"HparamsReport", "PublishedHparams", "ScheduleReport", "ModelParams"} <= set(results)
+    assert [name for name in results if not issubclass(getattr(js, name), Result)] == []
+
+
+def test_hparams_to_dict_is_the_cli_json():
+    result = js.hparams(published="deepseek", compute=1e24)
+    assert isinstance(result, js.PublishedHparams)
+    assert result.to_dict() == _cli_json(["hparams", "--published", "deepseek", "--compute", "1e24"])
+    row = result.summary().set_index("quantity").loc["learning_rate"]
+    assert row.estimate == pytest.approx(0.3118 * 1e24 ** -0.125, rel=1e-12) and np.isnan(row.lower)
+    assert "PublishedHparams: deepseek at C = 1e+24" in repr(result) and result.plot() == {}
+
+
+def test_schedule_to_dict_is_the_cli_json():
+    result = js.schedule(published="luo-25m", steps=600, peak_lr=3e-4, warmup_steps=60, iterations=50)
+    numbers = _cli_json(["schedule", "--published", "luo-25m", "--steps", "600", "--peak-lr", "3e-4",
+                         "--warmup-steps", "60", "--iterations", "50"])
+    assert result.to_dict() == numbers
+    summary = result.summary().set_index("quantity")
+    assert summary.loc["final_loss_optimised", "estimate"] == pytest.approx(numbers["optimised_loss"])
+    assert set(result.plot()) == {"schedule"}
+
+
+def test_model_params_to_dict_is_the_cli_json(tmp_path):
+    config = {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 2, "vocab_size": 100, "n_positions": 32}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = js.model_params(path)
+    assert result.to_dict() == _cli_json(["params", str(path)])
+    summary = result.summary().set_index("quantity")
+    counts = summary.loc[["n_nonembedding", "n_embedding"], "estimate"]
+    assert summary.loc["n_total", "estimate"] == counts.sum()  # N_T = N_\E + N_E (Pearce & Song, Eq. 1)
+    assert js.model_params({"d_model": 64, "n_layer": 2, "n_head": 2, "vocab_size": 100,
+                            "n_ctx": 32}).to_dict()["config"] == "mapping"
 
 
 def test_load_runs_takes_a_path_or_a_frame_and_prepares_the_table(csv):
@@ -180,3 +225,14 @@ def test_figures_save_and_show_in_a_notebook(csv, tmp_path):
     assert set(figures) == {"residuals", "isoflop"} and "data:image/png;base64," in figures._repr_html_()
     paths = result.save(tmp_path)
     assert sorted(p.rsplit("/", 1)[1] for p in paths) == ["bootstrap_draws.csv", "isoflop.png", "residuals.png"]
+
+
+def test_the_api_reference_documents_every_public_name():
+    """docs/api/index.md, the reference's entry page, has an entry for every name of ``__all__``."""
+    from tests.conftest import REPO_ROOT
+
+    page = (REPO_ROOT / "docs" / "api" / "index.md").read_text()
+    entries = set(re.findall(r"^\.\. (?:autofunction|autoclass|py:type):: ([\w.]+)", page, re.MULTILINE))
+    documented = {entry.rsplit(".", 1)[1] for entry in entries}
+    assert sorted(set(js.__all__) - documented - {"__version__", "laws"}) == []
+    assert "js.laws" in page and {"jaxscale.laws.names", "jaxscale.laws.get"} <= entries
