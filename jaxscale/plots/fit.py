@@ -21,7 +21,7 @@ def residual_figure(fit: FitResult) -> Figure:
     residual = np.log(fit.runs.loss) - np.log(predicted)
     fig = Figure(figsize=(10, 4), layout="constrained")
     left, right = fig.subplots(1, 2, sharey=True)
-    for ax, x, label in ((left, x1, fit.law.inputs[0]), (right, predicted, "fitted loss")):
+    for ax, x, label in ((left, x1, fit.law.inputs[0]), (right, predicted, "fitted loss (nats per token)")):
         points = ax.scatter(x, residual, c=np.log10(x2), s=14, cmap="viridis")
         ax.axhline(0.0, color="gray", linewidth=0.8)
         ax.set_xlabel(label)

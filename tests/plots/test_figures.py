@@ -65,3 +65,34 @@ def test_every_isoflop_parabola_is_drawn_whole_with_its_optimum_inside(x64):
         assert x[0] <= n.min() and x[-1] >= n.max()  # over the whole range of the runs
         assert x[0] * 2 < x_star < x[-1] / 2  # the minimum inside the drawn curve, not at its end
         assert y_star <= y.min() + 1e-9 and low < y_star < high
+
+
+def _axis_labels(path) -> list[str]:
+    """The text of every axis label a figure module sets (set_xlabel, set_ylabel, supxlabel,
+    supylabel; the literal parts of an f-string)."""
+    import ast
+
+    labels = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args
+                and node.func.attr in {"set_xlabel", "set_ylabel", "supxlabel", "supylabel"}):
+            text = node.args[0]
+            parts = text.values if isinstance(text, ast.JoinedStr) else [text]
+            labels.append("".join(p.value for p in parts if isinstance(p, ast.Constant) and isinstance(p.value, str)))
+    return labels
+
+
+def test_every_loss_axis_says_its_unit():
+    # allocate, schedule, reconcile, bayes and planning figures had loss axes with no unit
+    from pathlib import Path
+
+    import jaxscale.plots
+
+    modules = sorted(Path(jaxscale.plots.__file__).parent.glob("*.py"))
+    labels = [(m.name, label) for m in modules for label in _axis_labels(m)]
+    assert len(labels) > 30  # the walk found the figures' labels
+    not_a_loss = ("residual", "loss above", "at equal loss")  # a log ratio, a relative excess, a compute ratio
+    unitless = [(m, label) for m, label in labels
+                if "loss" in label.lower() and "nats per token" not in label
+                and not any(words in label.lower() for words in not_a_loss)]
+    assert unitless == []
