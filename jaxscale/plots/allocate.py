@@ -33,7 +33,7 @@ def repeated_data_figure(law_given: Law, params: Any, base_law: Law, base_params
         ax.plot(unlimited.d[i] / u, unlimited.loss[i], "x", color=line.get_color())
     ax.set_xscale("log")
     ax.set_xlabel(f"epochs of the U_D = {u:.3g} unique tokens (D / U_D)")
-    ax.set_ylabel("loss")
+    ax.set_ylabel("loss (nats per token)")
     ax.set_title("Loss along each budget: data-constrained (solid, o: optimum)\n"
                  "and Chinchilla with unlimited data (dashed, x: optimum)", fontsize=10)
     ax.grid(alpha=0.4)

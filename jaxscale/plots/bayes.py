@@ -56,7 +56,7 @@ def optimal_bands_figure(bands: OptimalAllocation, level: float = 0.95) -> Figur
     for ax, values, label, log_y in (
         (axes[0], bands.n, r"$N^*(C)$, parameters", True),
         (axes[1], bands.d, r"$D^*(C)$, tokens", True),
-        (axes[2], bands.loss, r"$L(N^*, D^*)$", False),
+        (axes[2], bands.loss, r"$L(N^*, D^*)$, nats per token", False),
     ):
         lo, hi = interval(values, level)
         ax.fill_between(bands.c, lo, hi, alpha=0.3, color="tab:blue", label=f"{level:.0%} band")
@@ -108,8 +108,8 @@ def predictive_figure(observed: np.ndarray, median: np.ndarray, lo: np.ndarray, 
                 color="tab:blue", label=f"predictive median, {level:.0%} interval")
     span = [min(observed.min(), lo.min()), max(observed.max(), hi.max())]
     ax.plot(span, span, "--", color="gray", label="observed = predicted")
-    ax.set_xlabel("observed loss")
-    ax.set_ylabel("posterior predictive loss")
+    ax.set_xlabel("observed loss (nats per token)")
+    ax.set_ylabel("posterior predictive loss (nats per token)")
     ax.set_title(f"{law}: posterior predictive check")
     ax.legend()
     return fig

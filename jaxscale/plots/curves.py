@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 from matplotlib import colormaps
 from matplotlib.figure import Figure
 
@@ -31,7 +32,9 @@ def curves_figures(fits: Sequence[CurveFit], per_page: int = PANELS_PER_PAGE) ->
 
 def curves_figure(fits: Sequence[CurveFit], part: str = "") -> Figure:
     """One panel per group: observed loss against step (black: runs fitted; colours: runs
-    predicted, named in the panel's key) and the fitted law at every checkpoint (lines);
+    predicted, named in the panel's key) and the fitted law (lines), at the checkpoints fitted and
+    judged only: those before the fit's start (``--skip-warmups``), a warmup the law does not
+    describe, are left out (:func:`_judged`), so the law never stretches the y-axis there;
     ``part`` is added to the title."""
     shown = list(fits)
     cols = math.ceil(math.sqrt(len(shown)))
@@ -48,7 +51,7 @@ def curves_figure(fits: Sequence[CurveFit], part: str = "") -> Figure:
                     "k-", linewidth=0.8)
         colours = colormaps["viridis"](np.linspace(0.0, 0.9, max(len(curve.predicted), 1)))
         for run, colour in zip(curve.predicted, colours):
-            points = curve.predictions[curve.predictions[rs.RUN_ID] == run].sort_values(rs.STEP, kind="stable")
+            points = _judged(curve.predictions[curve.predictions[rs.RUN_ID] == run].sort_values(rs.STEP, kind="stable"))
             ax.plot(points[rs.STEP], points[rs.LOSS], ".", color=colour, markersize=3, label=f"predicted {run}")
             ax.plot(points[rs.STEP], points["predicted"], "-", color=colour, linewidth=0.8)
         ax.set_xscale("log")
@@ -60,5 +63,12 @@ def curves_figure(fits: Sequence[CurveFit], part: str = "") -> Figure:
         ax.legend(fontsize=6)
     for ax in axes[len(shown):]:
         ax.set_visible(False)
-    fig.suptitle(f"lr-annealing law{part}: runs fitted (black) and predicted (colour); dots observed, lines the law")
+    fig.suptitle(f"lr-annealing law{part}: runs fitted (black) and predicted (colour); dots observed, lines the law\n"
+                 "(checkpoints from the fit's start on: the first warmups, not fitted, are left out)")
     return fig
+
+
+def _judged(points: pd.DataFrame) -> pd.DataFrame:
+    """The checkpoints of a predicted run that its errors judge: those in the law's domain
+    (column ``in_domain``) and its last one, judged whatever the run's length."""
+    return points[points["in_domain"] | (points[rs.STEP] == points[rs.STEP].max())]

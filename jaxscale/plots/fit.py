@@ -7,8 +7,10 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.figure import Figure
 
+from jaxscale.core.numerics import float64
 from jaxscale.fitting.approach3 import FitResult
 from jaxscale.fitting.frontier_laws import FrontierLaws
+from jaxscale.optimum.solver import optimal_log_n
 
 
 def residual_figure(fit: FitResult) -> Figure:
@@ -19,7 +21,7 @@ def residual_figure(fit: FitResult) -> Figure:
     residual = np.log(fit.runs.loss) - np.log(predicted)
     fig = Figure(figsize=(10, 4), layout="constrained")
     left, right = fig.subplots(1, 2, sharey=True)
-    for ax, x, label in ((left, x1, fit.law.inputs[0]), (right, predicted, "fitted loss")):
+    for ax, x, label in ((left, x1, fit.law.inputs[0]), (right, predicted, "fitted loss (nats per token)")):
         points = ax.scatter(x, residual, c=np.log10(x2), s=14, cmap="viridis")
         ax.axhline(0.0, color="gray", linewidth=0.8)
         ax.set_xlabel(label)
@@ -31,27 +33,34 @@ def residual_figure(fit: FitResult) -> Figure:
     return fig
 
 
+@float64
 def isoflop_figure(fit: FitResult, n_budgets: int = 6) -> Figure:
     """The fitted law along budgets C = 6 N D (isoFLOP curves of loss against N) over the
-    runs, coloured by budget (the runs' colour key: log10 C); the minimum of each curve marked."""
+    runs, coloured by budget (the runs' colour key: log10 C), each curve drawn whole: over every
+    run's N and a factor 3 past its optimum N*(C) (:func:`jaxscale.optimum.solver.optimal_log_n`),
+    marked, inside the y-limits (a budget whose loss has no minimum is named so in the key)."""
     if fit.law.inputs != ("N", "D"):
         raise ValueError(f"isoFLOP curves need a law of N and D; {fit.law.name} is of {fit.law.inputs}")
     n, d = fit.inputs
     y = fit.runs.loss
     c = 6.0 * n * d
     budgets = np.geomspace(c.min(), c.max(), n_budgets)
-    n_grid = np.geomspace(n.min() / 3, n.max() * 3, 300)
+    n_star = np.exp(np.asarray(optimal_log_n(fit.law, fit.params, np.log(budgets))))
+    l_star = fit.predict(n_star, budgets / (6.0 * n_star))
     fig = Figure(figsize=(7, 5), layout="constrained")
     ax = fig.add_subplot()
     runs = ax.scatter(n, y, c=np.log10(c), s=12, cmap="plasma", alpha=0.7, label="runs")
     fig.colorbar(runs, ax=ax, label=r"runs: $\log_{10} C$, training FLOP")
-    for budget, colour in zip(budgets, colormaps["plasma"](np.linspace(0, 1, n_budgets))):
-        curve = fit.predict(n_grid, budget / (6.0 * n_grid))
-        ax.plot(n_grid, curve, color=colour, linewidth=1.2, label=f"C = {budget:.1e}")
-        i = int(np.argmin(curve))
-        ax.plot(n_grid[i], curve[i], "o", color=colour, markeredgecolor="black")
+    for budget, optimum, lowest, colour in zip(budgets, n_star, l_star, colormaps["plasma"](np.linspace(0, 1, n_budgets))):
+        ends = [n.min(), n.max()] if np.isnan(optimum) else [min(n.min(), optimum), max(n.max(), optimum)]
+        n_grid = np.geomspace(ends[0] / 3, ends[1] * 3, 300)
+        ax.plot(n_grid, fit.predict(n_grid, budget / (6.0 * n_grid)), color=colour, linewidth=1.2,
+                label=f"C = {budget:.1e}" + (", no minimum" if np.isnan(optimum) else ""))
+        if np.isfinite(lowest):
+            ax.plot(optimum, lowest, "o", color=colour, markeredgecolor="black")
+    defined = l_star[np.isfinite(l_star)]
     ax.set_xscale("log")
-    ax.set_ylim(y.min() * 0.95, np.percentile(y, 98) * 1.05)
+    ax.set_ylim(min(y.min(), *defined) * 0.95, max(np.percentile(y, 98), *defined) * 1.05)
     ax.set_xlabel("N, parameters")
     ax.set_ylabel("loss (nats per token)")
     ax.set_title("fitted law along isoFLOP budgets (dots: optima)")

@@ -124,7 +124,7 @@ def multiplier_figure(comparison: RecipeComparison) -> Figure:
     left.set_yscale("log")
     plain_log_ticks(left)
     left.set_xlabel("C, FLOP")
-    left.set_ylabel("compute-optimal loss L*(C)")
+    left.set_ylabel("compute-optimal loss L*(C) (nats per token)")
     left.legend(fontsize=8)
     for g, (label, m) in enumerate(comparison.multipliers.items(), start=1):
         right.plot(c, m.k, color=palette(g), label=f"{label} / {comparison.baseline}")

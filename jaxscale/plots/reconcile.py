@@ -88,7 +88,7 @@ def training_curves_figure(result: Reconciliation) -> Figure:
     for ax, xlabel in ((left, "D (tokens)"), (right, r"$C_{\setminus E}$ (FLOP)")):
         log_axes(ax)
         ax.set_xlabel(xlabel)
-    left.set_ylabel("loss")
+    left.set_ylabel("loss (nats per token)")
     left.legend(fontsize="x-small", ncol=2, title=r"$N_{\setminus E}$", title_fontsize="small")
     fig.suptitle(f"Step 4: synthetic training curves ({result.spec} specification)")
     return fig

@@ -39,7 +39,7 @@ def schedule_figure(best: ScheduleOptimum) -> Figure:
     rates_ax.set_ylabel("learning rate")
     rates_ax.legend(fontsize=8)
     loss_ax.set_xlabel("step")
-    loss_ax.set_ylabel("predicted loss")
+    loss_ax.set_ylabel("predicted loss (nats per token)")
     lowest = min(final for _, final in schedules.values())
     loss_ax.set_ylim(lowest - 0.05, lowest + 0.6)
     loss_ax.legend(fontsize=8, title="final loss")
@@ -68,7 +68,7 @@ def multipower_figure(fit: MultiPowerFit) -> Figure:
         kind = "fitted" if run in fit.fitted else "predicted"
         ax.set_title(f"{run} ({kind}): mean |error| {errors.loc[run, 'mare']:.3%}", fontsize=8)
         ax.set_xlabel("step", fontsize=8)
-        ax.set_ylabel("loss", fontsize=8)
+        ax.set_ylabel("loss (nats per token)", fontsize=8)
         ax.grid(alpha=0.3)
     for ax in axes[len(runs):]:
         ax.set_visible(False)

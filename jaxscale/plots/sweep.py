@@ -43,7 +43,7 @@ def curves_figure(curves: pd.DataFrame, bases: dict[str, tuple[str, str]], title
             ax.plot([], [], color=colours[n], label=f"$N_T$={int(n):,}, $N_{{\\backslash E}}$={int(row[rs.N_NONEMBEDDING]):,}")
         ax.set_xscale("log")
         ax.set_xlabel(BASIS_LABELS.get(basis, c_column))
-        ax.set_ylabel("validation loss (nats/token)")
+        ax.set_ylabel("validation loss (nats per token)")
         ax.legend(fontsize=7)
     if title:
         fig.suptitle(title)

@@ -333,3 +333,26 @@ def test_the_curves_figures_draw_every_group_with_a_key_and_units():
         assert [t.get_text() for t in ax.get_legend().get_texts()][:1] == ["fitted"]
         assert any(t.get_text().startswith("predicted ") for t in ax.get_legend().get_texts())
     assert list(curves_figures(fits)) == ["curves"]
+
+
+def test_the_curves_figure_draws_the_law_only_where_it_was_fitted_and_judged():
+    # the law drawn into the excluded warmup of a predicted run stretched the y-axis far above the data
+    from jaxscale.plots.curves import curves_figure
+
+    runs = synthetic_runs()
+    start = lc.TRANSIENT_WARMUPS * 20
+    early = runs[rs.STEP] < start
+    runs.loc[early, rs.LOSS] = runs.loc[early, rs.LOSS].clip(upper=3.6)  # a warmup the law does not describe
+    table = load_runs(runs)
+    fits = lc.fit_groups(table, run_learning_rates(table), lc.explicit_split(
+        [f"{n}_{k}" for n in TRUE for k in ("constant", "cosine")], [f"{n}_wsd" for n in TRUE]), ["n_total"],
+        progress=False)
+    figure = curves_figure(fits)
+    for ax, fit in zip(figure.axes, fits):
+        judged = fit.predictions[fit.predictions["in_domain"]]
+        shown = np.concatenate([fit.fit.runs.loss, judged[rs.LOSS], judged["predicted"]])
+        for line in ax.get_lines():
+            assert np.min(line.get_xdata()) >= start, line.get_label()
+        low, high = ax.get_ylim()
+        margin = 0.1 * np.ptp(shown)
+        assert shown.min() - margin <= low and high <= shown.max() + margin
