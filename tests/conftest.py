@@ -19,11 +19,17 @@ def pytest_configure(config: pytest.Config) -> None:
     """The suite compiles into a cache of its own (removed at the end), not the user's
     ~/.cache/jaxscale/xla: what one session's commands and their subprocesses compile, the rest
     reuse, and no other process's entries, written meanwhile or by other XLA settings, are read.
-    A cache the caller names with JAXSCALE_CACHE_DIR is used as it is."""
+    A cache the caller names with JAXSCALE_CACHE_DIR is used as it is.
+
+    The pytest process itself keeps its compiled programs in memory only: commands run in it
+    (``main([...])``) would otherwise turn the disk cache on for every later test, and serializing
+    one of the hundreds of executables a whole run has compiled by then crashed XLA (a segfault in
+    ``put_executable_and_time``, seen once at 83% of a run, never alone)."""
     if "JAXSCALE_CACHE_DIR" not in os.environ:
         directory = tempfile.mkdtemp(prefix="jaxscale-tests-xla-")
         os.environ["JAXSCALE_CACHE_DIR"] = directory
         config.add_cleanup(lambda: shutil.rmtree(directory, ignore_errors=True))
+    jax.config.update("jax_enable_compilation_cache", False)
 
 
 def shared_data_file(name: str) -> Path:
