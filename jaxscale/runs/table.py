@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from jaxscale.support.plausibility import PlausibilityWarning
 from jaxscale.runs import schema as S
 from jaxscale.runs.policy import LossPolicy, apply_policy, as_policy
 from jaxscale.runs.schema import ALIASES, fold
@@ -349,7 +350,7 @@ def _warn_units(loss: np.ndarray, col: str, where: str) -> None:
             f"{where}: column {col!r}: {int(high.sum())} of {len(loss)} losses are above "
             f"{MAX_PLAUSIBLE_LOSS:g} (largest {loss.max():g}); scaling laws expect the mean cross-entropy "
             "per token in nats: is this a perplexity, a sum over tokens, or in another unit?",
-            stacklevel=3,
+            PlausibilityWarning, stacklevel=3,
         )
 
 
