@@ -49,6 +49,7 @@ from jaxscale.core.numerics import float64
 from jaxscale.fitting.approach3 import FitResult
 from jaxscale.fitting.centring import centre, centres, uncentre
 from jaxscale.fitting.curvature import condition_number, correlation, curvature, laplace_covariance, robust_sigma
+from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
 
 #: Condition number of the equilibrated information above which a fit is singular (module docstring).
@@ -163,13 +164,6 @@ def _delta_intervals(law: Law, vector: np.ndarray, covariance: np.ndarray) -> di
     return {k: (float(v), float(v - Z95 * s), float(v + Z95 * s)) for k, v, s in zip(names, values, se)}
 
 
-def _judged(law: Law, estimates: Mapping[str, float], intervals: Mapping[str, Any]) -> dict[str, tuple[float, float, float]]:
-    """(estimate, lower, upper) of each exponent and decision quantity with an interval."""
-    names = [*law.exponent_names, *DECISION_QUANTITIES]
-    return {k: (float(estimates[k]), float(intervals[k][0]), float(intervals[k][1]))
-            for k in names if k in intervals and k in estimates and intervals[k][0] is not None}
-
-
 def _input_of(law: Law, exponent: str) -> str | None:
     """The input whose term carries ``exponent`` (from the law's centred triples), if the law says."""
     vector = law.vector_names
@@ -206,17 +200,14 @@ def _warnings(law: Law, judged: Mapping[str, tuple[float, float, float]], corr: 
 
 
 @float64
-def identifiability(fit: FitResult, *, draws: np.ndarray | None = None, source: str = "laplace",
-                    intervals: Mapping[str, Any] | None = None) -> Identifiability:
+def identifiability(fit: FitResult, draws: Draws | None = None) -> Identifiability:
     """What the runs of ``fit`` determine (module docstring).
 
     Args:
         fit: an Approach-3 fit.
-        draws: (S, p) draws of the law's vector (bootstrap refits, posterior draws) for the
-            correlations; None: those of the Laplace covariance.
-        source: what ``draws`` are, ``"bootstrap"`` or ``"posterior"``.
-        intervals: the 95% interval of each quantity by name, (lower, upper), from those draws;
-            None: Laplace intervals.
+        draws: its bootstrap refits or a posterior of the same law on the same runs
+            (:class:`~jaxscale.laws.draws.Draws`): the correlations and 95% intervals come from
+            them; None: from the Laplace covariance at the fit.
 
     Returns:
         The :class:`Identifiability`.
@@ -224,28 +215,28 @@ def identifiability(fit: FitResult, *, draws: np.ndarray | None = None, source: 
     law, names = fit.law, fit.law.vector_names
     spans = decades(law, fit)
     p = law.n_params
+    source = "laplace" if draws is None else ("bootstrap" if draws.kind == "bootstrap" else "posterior")
     if fit.infinite_parameters():  # the optimum ran off: no curvature there
         nan = np.full((p, p), np.nan)
-        return Identifiability(names, np.inf, np.inf, nan, source if draws is not None else "laplace", spans,
-                               tuple(fit.infinite_parameters()), {}, ())
+        return Identifiability(names, np.inf, np.inf, nan, source, spans, tuple(fit.infinite_parameters()), {}, ())
     m = np.asarray(centres(fit.data()))
     t = _centring_matrix(law, m)
     residuals = np.log(fit.runs.loss) - np.log(fit.predict(*fit.inputs))
-    sigma = max(robust_sigma(residuals), _TINY_SIGMA)
-    curv = curvature(fit, sigma=sigma)
+    curv = curvature(fit, sigma=max(robust_sigma(residuals), _TINY_SIGMA))
     hessian, info = t.T @ curv.hessian @ t, t.T @ curv.information @ t
     undefined_coords = weak_coordinates(info, names)
     undefined = tuple(f for f, v in zip(law.param_names, names) if v in undefined_coords)
-    if draws is not None:
-        u = np.asarray(centre(law, np.asarray(draws, np.float64), m))
+    if draws is None:
+        corr = correlation(laplace_covariance(info))
+        judged = _delta_intervals(law, np.asarray(fit.vector), np.asarray(curv.covariance))
+    else:
+        u = np.asarray(centre(law, np.asarray(law.to_vector(draws.used), np.float64), m))
         u = u[np.all(np.isfinite(u), axis=1)]
         corr = np.corrcoef(u, rowvar=False) if len(u) > 2 else np.full((p, p), np.nan)
-    else:
-        corr = correlation(laplace_covariance(info))
-        source = "laplace"
-    estimates = {**fit.params._asdict(), **fit.summary()}
-    judged = _judged(law, estimates, intervals) if intervals is not None else \
-        _delta_intervals(law, np.asarray(fit.vector), np.asarray(curv.covariance))
+        quantities = draws.quantities()
+        estimates = fit.summary()
+        judged = {k: (float(estimates[k]), *draws.interval(quantities[k]))
+                  for k in (*law.exponent_names, *DECISION_QUANTITIES) if k in quantities}
     judged = {k: v for k, v in judged.items() if k not in undefined}
     condition = condition_number(equilibrated(info))
     return Identifiability(names=names, condition_hessian=condition_number(hessian), condition_information=condition,
@@ -254,14 +245,14 @@ def identifiability(fit: FitResult, *, draws: np.ndarray | None = None, source: 
                            warnings=_warnings(law, judged, corr, names, spans, undefined, condition))
 
 
+@float64
 def undefined_derived(law: Law, undefined: tuple[str, ...]) -> tuple[str, ...]:
     """The closed forms of ``law`` that depend on any of the ``undefined`` parameters (their
-    derivative with respect to it is not zero at a generic point: the law's first grid start)."""
+    derivative with respect to it is not zero at a generic point: the mean of the law's grid)."""
     if not undefined or law.closed_forms is None:
         return ()
-    theta = jnp.asarray(law.init_grid()[0], jnp.float64)
-    with jax.enable_x64(True):
-        grads = jax.jacfwd(lambda v: law.closed_forms(law.from_vector(v)))(theta)
+    theta = jnp.asarray(np.mean(law.init_grid(), axis=0))
+    grads = jax.jacfwd(lambda v: law.closed_forms(law.from_vector(v)))(theta)
     idx = [law.param_names.index(k) for k in undefined]
     return tuple(k for k, g in grads.items() if np.any(np.asarray(g)[idx] != 0))
 

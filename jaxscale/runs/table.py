@@ -68,7 +68,8 @@ class RunsTable:
     ``N_\\E`` is known) filled in. ``report`` says what a tracker source held and what was kept
     (:class:`jaxscale.runs.sources.SourceReport`; None for a table). ``source`` names where the
     rows came from (the file's path, or ``"table"`` for a DataFrame); ``dropped_highest`` counts
-    the highest-loss rows dropped from it (:func:`drop_highest_loss`).
+    the highest-loss rows dropped from it (:func:`drop_highest_loss`); ``columns`` which column of
+    the source gave N, D, C and the loss (a formula where one was computed, e.g. ``"6 N D"``).
     """
 
     n: np.ndarray
@@ -84,6 +85,7 @@ class RunsTable:
     report: SourceReport | None = None
     source: str = "table"
     dropped_highest: int = 0
+    columns: Mapping[str, str] | None = None
 
     def __len__(self) -> int:
         return len(self.loss)
@@ -527,6 +529,8 @@ def _validated(frame: pd.DataFrame, where: str, n_col: str | None, d_col: str | 
         step=step,
         unique_tokens=get.get(S.UNIQUE_TOKENS),
         source=where,
+        columns={"N": cols[S.N_TOTAL], "D": cols[S.TOKENS] or f"{cols[S.COMPUTE_TOTAL]} / (6 N)",
+                 "C": cols[S.COMPUTE_TOTAL] or "6 N D", "loss": cols[S.LOSS]},
     )
 
 
