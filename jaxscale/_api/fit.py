@@ -239,7 +239,11 @@ def fit(runs: Runs, law: str | Law = "chinchilla", *, method: str = "approach3",
                                           ("likelihood", likelihood), ("holdout", holdout is not None)) if used]
         if extra:
             raise ValueError(f"{', '.join(extra)} apply to approach3, not {method}")
-        return _frontier(as_runs(runs), method, bootstrap, seed, start)
+        from jaxscale.fitting.design import warn_implausible
+
+        table = as_runs(runs)
+        warn_implausible(law, table)  # Approaches 1 and 2 judge their frontier's points themselves
+        return _frontier(table, method, bootstrap, seed, start)
     if asymmetry is not None and not asymmetry > 0:
         raise ValueError(f"asymmetry must be > 0, got {asymmetry}")
     if likelihood:

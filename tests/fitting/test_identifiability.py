@@ -100,3 +100,13 @@ def test_undefined_parameters_and_what_derives_from_them_are_none_and_refused_by
         check_determined(singular.identifiability, "sensitivities")
     with pytest.raises(ValueError, match="the runs do not determine alpha"):
         js.sensitivity(singular, bootstrap=0)
+
+
+@pytest.mark.slow
+def test_bayes_reports_identifiability_from_the_posterior(tmp_path, capsys):
+    path = tmp_path / "runs.csv"
+    path.write_text("N,D,loss\n" + "".join(f"{a:.17g},{b:.17g},{c:.17g}\n" for a, b, c in zip(*one_decade())))
+    assert main(["bayes", str(path), "--laplace", "--no-progress", "--json"]) == 0
+    section = json.loads(capsys.readouterr().out)["identifiability"]
+    assert section["correlation_source"] == "posterior" and np.isfinite(section["condition_hessian"])
+    assert any("beta is not determined" in w for w in section["warnings"])
