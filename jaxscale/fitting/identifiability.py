@@ -39,6 +39,7 @@ separated. The warnings are computed here; the runs that would settle them are p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Mapping
 
 import jax
@@ -146,21 +147,34 @@ def decades(law: Law, fit: FitResult) -> dict[str, float]:
     return spans
 
 
-@float64
+def _judged_names(law: Law, theta: jnp.ndarray) -> list[str]:
+    """The exponents and the decision quantities the law has (its closed forms, by shape only)."""
+    derived = jax.eval_shape(law.derived, law.from_vector(theta))
+    return [*law.exponent_names, *(k for k in DECISION_QUANTITIES if k in derived)]
+
+
+@partial(jax.jit, static_argnums=(0, 1))
+def _quantities_and_jacobian(law: Law, names: tuple[str, ...], theta: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
+    def quantities(v: jnp.ndarray) -> jnp.ndarray:
+        params = law.from_vector(v)
+        values = {**params._asdict(), **law.derived(params)}
+        return jnp.stack([values[k] for k in names])
+
+    return quantities(theta), jax.jacfwd(quantities)(theta)
+
+
+@partial(jax.jit, static_argnums=0)
+def _log_residuals(law: Law, theta: jnp.ndarray, log_x: tuple[jnp.ndarray, ...], log_y: jnp.ndarray) -> jnp.ndarray:
+    return log_y - law.log_loss(law.from_vector(theta), *log_x)
+
+
 def _delta_intervals(law: Law, vector: np.ndarray, covariance: np.ndarray) -> dict[str, tuple[float, float, float]]:
     """Laplace intervals (estimate -/+ 1.96 SE, delta method) of the exponents and decision quantities."""
-    def quantities(theta: jnp.ndarray) -> jnp.ndarray:
-        params = law.from_vector(theta)
-        derived = law.derived(params)
-        return jnp.stack([getattr(params, k) for k in law.exponent_names]
-                         + [derived[k] for k in DECISION_QUANTITIES if k in derived])
-
     theta = jnp.asarray(vector)
-    values = np.asarray(quantities(theta))
-    grad = np.asarray(jax.jacfwd(quantities)(theta))
+    names = tuple(_judged_names(law, theta))
+    values, grad = (np.asarray(a) for a in _quantities_and_jacobian(law, names, theta))
     with np.errstate(invalid="ignore"):
         se = np.sqrt(np.einsum("qi,ij,qj->q", grad, covariance, grad))
-    names = [*law.exponent_names, *(k for k in DECISION_QUANTITIES if k in law.derived(law.from_vector(theta)))]
     return {k: (float(v), float(v - Z95 * s), float(v + Z95 * s)) for k, v, s in zip(names, values, se)}
 
 
@@ -221,7 +235,8 @@ def identifiability(fit: FitResult, draws: Draws | None = None) -> Identifiabili
         return Identifiability(names, np.inf, np.inf, nan, source, spans, tuple(fit.infinite_parameters()), {}, ())
     m = np.asarray(centres(fit.data()))
     t = _centring_matrix(law, m)
-    residuals = np.log(fit.runs.loss) - np.log(fit.predict(*fit.inputs))
+    data = fit.data()
+    residuals = np.asarray(_log_residuals(law, jnp.asarray(fit.vector), data.log_x, data.log_y))
     curv = curvature(fit, sigma=max(robust_sigma(residuals), _TINY_SIGMA))
     hessian, info = t.T @ curv.hessian @ t, t.T @ curv.information @ t
     undefined_coords = weak_coordinates(info, names)
