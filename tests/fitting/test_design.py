@@ -267,3 +267,12 @@ def test_an_exponent_at_or_below_zero_has_no_allocation_whatever_the_solver_find
         assert np.isfinite(optimal_log_n(ch.LAW, upside_down, jnp.log(1e22)))
     assert np.isnan(optimal_allocation(ch.LAW, upside_down, [1e22]).n).all()
     assert np.isfinite(optimal_allocation(ch.LAW, ch.EPOCH, [1e22]).n).all()
+
+
+def test_the_holdout_backtest_says_that_its_own_runs_are_too_narrow():
+    from jaxscale.fitting.holdout import extrapolation_scale
+
+    n = np.repeat([1e8, 1.2e8, 1.4e8, 1e9, 3e9, 1e10], 3)
+    runs = law_runs(n, n * np.tile([5.0, 20.0, 80.0], 6))
+    with pytest.raises(ValueError, match=r"holdout's backtest fits the runs with N below 3\.74e\+08, and: N spans 0\.15"):
+        extrapolation_scale(runs, "n", grid=GRID)
