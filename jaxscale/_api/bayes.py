@@ -39,6 +39,9 @@ class Posterior(Result):
         holdout: errors and predictive coverage on held-out runs, or None.
         seed: the seed of the sampler and of the predictive draws.
         seconds: the verb's wall time.
+        identifiability: what the runs determine, at the Approach-3 optimum the chains start
+            from, with the posterior's correlations and intervals
+            (:mod:`jaxscale.fitting.identifiability`).
     """
 
     fit: Any  # jaxscale.inference.refit.BayesFit
@@ -47,6 +50,7 @@ class Posterior(Result):
     holdout: dict[str, Any] | None
     seed: int
     seconds: float
+    identifiability: Any = None  # jaxscale.fitting.identifiability.Identifiability
 
     @property
     def law(self) -> Law:
@@ -63,6 +67,8 @@ class Posterior(Result):
         numbers = {**report(self.fit, self.runs, self.reconciled), "drop_highest": self.runs.dropped_highest}
         if self.holdout is not None:
             numbers["holdout"] = self.holdout
+        if self.identifiability is not None:
+            numbers["identifiability"] = self.identifiability.to_dict()
         return {**numbers, "seconds": self.seconds}
 
     def summary(self) -> pd.DataFrame:
@@ -332,7 +338,11 @@ def _posterior(table: RunsTable, law: Law, config: Any, laplace: bool, gamma_unc
     if heldout is not None:
         held = {"by": holdout_by, "threshold": holdout,
                 **refit.holdout_calibration(fit, table, heldout, holdout_by, config.seed)}
-    return Posterior(fit, table, reconciled, held, config.seed, time.perf_counter() - start)
+    from jaxscale._api.fit import identified
+    from jaxscale.fitting.approach3 import fit_approach3
+
+    ident = identified(fit_approach3(table, law=law), fit.parameter_draws)
+    return Posterior(fit, table, reconciled, held, config.seed, time.perf_counter() - start, ident)
 
 
 def _grouped(table: RunsTable, law: Law, group_by: str, share: tuple[str, ...] | None, compare_sharing: bool,

@@ -15,12 +15,15 @@ from jaxscale._api.runs import Runs, as_runs
 from jaxscale.fitting.approach3 import FitResult
 from jaxscale.fitting.bootstrap import BootstrapResult
 from jaxscale.fitting.frontier_laws import FrontierLaws
+from jaxscale.fitting.identifiability import Identifiability
 from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
 from jaxscale.runs.table import RunsTable
 
 #: The approaches of Hoffmann et al. (2022) that :func:`fit` runs.
 METHODS = ("approach3", "approach2", "approach1")
+#: Runs proposed where the runs leave a quantity undetermined (:func:`identified`).
+SUGGESTED_RUNS = 3
 
 
 @dataclass(frozen=True, repr=False)
@@ -36,6 +39,9 @@ class FitReport(Result):
         likelihood: the Huber-likelihood fit and its test of Hoffmann et al.'s values, or None.
         holdout: the errors on the runs held out, or None.
         seconds: the verb's wall time.
+        identifiability: what the runs determine (:mod:`jaxscale.fitting.identifiability`):
+            condition numbers, correlations, decades spanned, the parameters left undefined
+            (reported as None) and warnings in words with the runs that would settle them.
     """
 
     fit: FitResult
@@ -44,6 +50,7 @@ class FitReport(Result):
     likelihood: dict[str, Any] | None
     holdout: dict[str, Any] | None
     seconds: float
+    identifiability: Identifiability | None = None
 
     @property
     def law(self) -> Law:
@@ -69,10 +76,20 @@ class FitReport(Result):
                             "the law has no compute-optimal allocation and what needs one is undefined"}
         return {}
 
+    @property
+    def undetermined(self) -> tuple[str, ...]:
+        """Parameters and closed forms the runs leave undefined (a singular curvature at the fit)."""
+        from jaxscale.fitting.identifiability import undefined_derived
+
+        gone = () if self.identifiability is None else self.identifiability.undefined
+        return (*gone, *undefined_derived(self.law, gone))
+
     def _report(self) -> dict[str, Any]:
         fit, refits = self.fit, self.refits
         numbers = {"law": fit.law.name, "method": "approach3", **fit.summary(), "n_starts": fit.n_starts,
                    "n_converged": fit.n_converged, "fit_seconds": fit.seconds, **self._note()}
+        if fit.runs.columns is not None:
+            numbers["columns"] = dict(fit.runs.columns)
         if refits is not None:
             numbers.update(se=refits.se(), ci95=refits.ci95(), undefined=refits.undefined(),
                            bootstrap_resamples=len(refits.converged), bootstrap_converged=int(refits.converged.sum()),
@@ -80,16 +97,20 @@ class FitReport(Result):
         for key in ("allocation", "likelihood", "holdout"):
             if getattr(self, key) is not None:
                 numbers[key] = getattr(self, key)
-        return {**numbers, "seconds": self.seconds}
+        if self.identifiability is not None:
+            numbers["identifiability"] = self.identifiability.to_dict()
+        return {**_without(numbers, self.undetermined), "seconds": self.seconds}
 
     def summary(self) -> pd.DataFrame:
         """Each parameter and closed-form quantity (estimate, 95% bootstrap interval, SE), then
         N*(C) and D*(C) at each budget with their bands."""
         ci = {} if self.refits is None else self.refits.ci95()
         se = {} if self.refits is None else self.refits.se()
-        entries = [{"quantity": k, "estimate": v, **bounds(ci.get(k)), "se": se.get(k, np.nan)}
+        gone = self.undetermined
+        entries = [{"quantity": k, "estimate": np.nan if k in gone else v, **bounds(None if k in gone else ci.get(k)),
+                    "se": np.nan if k in gone else se.get(k, np.nan)}
                    for k, v in self.fit.summary().items() if k not in ("objective", "n_points")]
-        table = self.allocation or {"C": []}
+        table = self._numbers.get("allocation") or {"C": []}
         for i, c in enumerate(table["C"]):
             for key, label in (("N", "N*"), ("D", "D*")):
                 pair = None if self.refits is None else (table[f"{key}_lo"][i], table[f"{key}_hi"][i])
@@ -151,6 +172,23 @@ class FrontierReport(Result):
         return f"FrontierReport: {self.frontier.method}, {len(self.frontier.c)} frontier points"
 
 
+def _without(numbers: dict[str, Any], undetermined: tuple[str, ...]) -> dict[str, Any]:
+    """``numbers`` with each of the ``undetermined`` quantities, their intervals and, when any
+    is, the allocation (which needs every scale and exponent) set to None, and a note saying why."""
+    if not undetermined:
+        return numbers
+    out = {**numbers, **{k: None for k in undetermined if k in numbers}}
+    for key in ("se", "ci95"):
+        if key in out:
+            out[key] = {k: (None if k in undetermined else v) for k, v in out[key].items()}
+    if "allocation" in out:
+        out["allocation"] = {k: (v if k == "C" else [None] * len(out["allocation"]["C"]))
+                             for k, v in out["allocation"].items()}
+    out["note"] = (f"the runs do not determine {', '.join(undetermined)}: the fit's curvature is singular "
+                   "(identifiability); they and the allocation are undefined")
+    return out
+
+
 def check_bootstrap(resamples: int) -> None:
     """A bootstrap is 0 resamples (none) or at least 2."""
     if resamples < 0 or resamples == 1:
@@ -201,7 +239,11 @@ def fit(runs: Runs, law: str | Law = "chinchilla", *, method: str = "approach3",
                                           ("likelihood", likelihood), ("holdout", holdout is not None)) if used]
         if extra:
             raise ValueError(f"{', '.join(extra)} apply to approach3, not {method}")
-        return _frontier(as_runs(runs), method, bootstrap, seed, start)
+        from jaxscale.fitting.design import warn_implausible
+
+        table = as_runs(runs)
+        warn_implausible(law, table)  # Approaches 1 and 2 judge their frontier's points themselves
+        return _frontier(table, method, bootstrap, seed, start)
     if asymmetry is not None and not asymmetry > 0:
         raise ValueError(f"asymmetry must be > 0, got {asymmetry}")
     if likelihood:
@@ -231,7 +273,34 @@ def _approach3(table: RunsTable, law: Law, resamples: int, seed: int, compute: S
         held = holdout_check(table, holdout, by=holdout_by, law=law, asymmetry=asymmetry).summary()
     return FitReport(fit=result, refits=refits, allocation=allocation,
                      likelihood=_likelihood(table, law) if likelihood else None, holdout=held,
-                     seconds=time.perf_counter() - start)
+                     seconds=time.perf_counter() - start,
+                     identifiability=identified(result, None if refits is None else refits.parameter_draws))
+
+
+def identified(fit: FitResult, draws: Draws | None) -> Identifiability:
+    """What the runs of ``fit`` determine (:func:`jaxscale.fitting.identifiability.identifiability`),
+    with, where they leave something undetermined for a law of (N, D), the first
+    :data:`SUGGESTED_RUNS` runs that :mod:`jaxscale.planning` proposes to settle the allocation
+    exponent at the largest compute of the runs: candidates of
+    :func:`~jaxscale.planning.candidates.candidate_grid` up to that compute, chosen greedily by
+    expected variance removed per FLOP (:func:`~jaxscale.planning.selection.plan_runs`)."""
+    import dataclasses
+
+    from jaxscale.fitting.identifiability import identifiability
+
+    ident = identifiability(fit, draws)
+    if not (ident.warnings and fit.law.inputs == ("N", "D")):
+        return ident
+    from jaxscale.planning.candidates import candidate_grid
+    from jaxscale.planning.selection import plan_runs
+    from jaxscale.planning.targets import allocation_exponent
+
+    top = float(fit.runs.c.max())
+    n, d = candidate_grid(top)
+    plan = plan_runs(fit.law, allocation_exponent(fit.law, top), n, d, SUGGESTED_RUNS * top, fit=fit,
+                     max_runs=SUGGESTED_RUNS)
+    chosen = tuple((float(plan.n[c.index]), float(plan.d[c.index])) for c in plan.choices)
+    return dataclasses.replace(ident, suggested_runs=chosen)
 
 
 def _likelihood(table: RunsTable, law: Law) -> dict[str, Any]:

@@ -165,6 +165,10 @@ def sensitivity(source: FitReport | Posterior | Draws | Runs, *, law: str | Law 
         runs = as_runs(source)
         settings = _with_table_embedding(settings, runs, table_embedding)  # both bases, or an error before fitting
         fitted = fit_approach3(runs, law=law)
+    from jaxscale.fitting.identifiability import check_determined, identifiability
+
+    check_determined(source.identifiability if isinstance(source, FitReport) and source.identifiability is not None
+                     else identifiability(fitted), "sensitivities")
     return SensitivityReport(study.fit_study(fitted, settings, refits), fitted.runs.source,
                              fitted.runs.dropped_highest, time.perf_counter() - start)
 

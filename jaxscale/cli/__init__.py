@@ -17,6 +17,7 @@ import importlib
 import sys
 import warnings
 
+from jaxscale.support.plausibility import PlausibilityWarning
 from jaxscale.support.compilation_cache import enable_compilation_cache
 
 #: Command modules, in the order ``jaxscale --help`` lists them.
@@ -55,7 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     formatwarning = warnings.formatwarning
     warnings.formatwarning = lambda message, *_, **__: f"jaxscale {args.command}: warning: {message}\n"
     try:
-        return int(args.run(args) or 0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("once", PlausibilityWarning)  # a fit and its refits warn of one table once
+            return int(args.run(args) or 0)
     except (ValueError, OSError) as err:  # bad input, or a path that cannot be read or written
         message = str(err).splitlines()[0] if str(err) else type(err).__name__
         print(f"jaxscale {args.command}: error: {message}", file=sys.stderr)

@@ -23,3 +23,18 @@ def emit(numbers: dict[str, Any], as_json: bool, print_table: Callable[[dict[str
         print_json(numbers)
     else:
         print_table(numbers)
+
+
+def print_identifiability(section: dict[str, Any]) -> None:
+    """The ``identifiability`` section of a fit or posterior (:mod:`jaxscale.fitting.identifiability`) as text."""
+    spans = ", ".join(f"{k} {v:.2f}" for k, v in section["decades"].items())
+    print(f"  identifiability: condition number {section['condition_hessian']:.3g} (Hessian of the objective), "
+          f"{section['condition_information']:.3g} (equilibrated information); decades spanned: {spans}")
+    strongest = sorted(section["correlations"].items(), key=lambda kv: -abs(kv[1] if kv[1] is not None else 0))[:3]
+    print(f"  correlations ({section['correlation_source']}): "
+          + ", ".join(f"{k} {'undefined' if v is None else format(v, '+.2f')}" for k, v in strongest))
+    for text in section["warnings"]:
+        print(f"  WARNING: {text}")
+    if section["suggested_runs"]:
+        print("  runs that would settle it (jaxscale design): "
+              + ", ".join(f"N={r['N']:.3g} D={r['D']:.3g}" for r in section["suggested_runs"]))

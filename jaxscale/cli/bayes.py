@@ -192,6 +192,10 @@ def _print(numbers: dict) -> None:
         print(f"divergences: {numbers['divergences']}, E-BFMI: "
               + ", ".join(f"{v:.2f}" for v in numbers["bfmi"]))
         _print_checks(numbers["problems"])
+    if "identifiability" in numbers:
+        from jaxscale.cli._output import print_identifiability
+
+        print_identifiability(numbers["identifiability"])
     for f in numbers.get("files", []):
         print(f"wrote {f}")
     print(f"\nsampler {numbers['sampler_seconds']:.1f} s, total {numbers['seconds']:.1f} s")

@@ -228,6 +228,9 @@ def _print(numbers: dict) -> None:
               "not a misfit of the law)")
     if "every_checkpoint" in numbers:
         for name, fit in numbers["every_checkpoint"].items():
+            if "undefined" in fit:
+                print(f"{name:<18} undefined ({fit['n_points']} points): {fit['undefined']}")
+                continue
             low, high = fit["ci95"]["a"]
             print(f"{name:<18} alpha {fit['alpha']:.4f}  beta {fit['beta']:.4f}  a = beta/(alpha+beta) "
                   f"{fit['a']:.4f} [{low:.3f}, {high:.3f}]  E {fit['E']:.4g}  ({fit['n_points']} points)")

@@ -74,7 +74,7 @@ def _print(numbers: dict) -> None:
     se, ci, undefined = numbers.get("se", {}), numbers.get("ci95", {}), numbers.get("undefined", {})
     print(f"jaxscale fit: {numbers.get('law', '')} {numbers['method']}")
     for key, value in numbers.items():
-        if isinstance(value, dict) or key in ("law", "method", "files", "slices", "note"):
+        if isinstance(value, dict) or key in ("law", "method", "files", "slices", "note", "identifiability"):
             continue
         extra = f"   se {se[key]:.4g}" if _defined(se.get(key)) else ""
         extra += f"   95% [{ci[key][0]:.6g}, {ci[key][1]:.6g}]" if key in ci and _defined(ci[key][0]) else ""
@@ -82,6 +82,12 @@ def _print(numbers: dict) -> None:
         print(f"  {key:<22} {_value_text(value, numbers)}{extra}")
     if "note" in numbers:
         print(f"  note: {numbers['note']}")
+    if "columns" in numbers:
+        print("  columns: " + ", ".join(f"{k} = {v}" for k, v in numbers["columns"].items()))
+    if "identifiability" in numbers:
+        from jaxscale.cli._output import print_identifiability
+
+        print_identifiability(numbers["identifiability"])
     for section in ("allocation", "likelihood", "holdout"):
         for key, value in numbers.get(section, {}).items():
             print(f"  {section + '.' + key:<34} {value if isinstance(value, dict) else _fmt(value)}")

@@ -20,7 +20,8 @@ import pandas as pd
 
 from jaxscale.fitting.approach3 import FitResult, fit_approach3
 from jaxscale.fitting.bootstrap import bootstrap, cluster_counts
-from jaxscale.laws import chinchilla_annealing
+from jaxscale.fitting.design import check_runs
+from jaxscale.laws import chinchilla, chinchilla_annealing
 from jaxscale.runs import schema as rs
 from jaxscale.runs.table import RunsTable, best_per_size_and_tokens, final_checkpoints
 
@@ -61,12 +62,21 @@ def compare_with_final(table: RunsTable, resamples: int = RUN_RESAMPLES, seed: i
     """The every-checkpoint fit and Approach 3 (Chinchilla's law, last checkpoints) on the tuned
     runs of ``table`` (which has S1, S2 columns): parameters, a = beta / (alpha + beta), and 95%
     intervals of alpha, beta and a from a bootstrap over runs (the same resamples of runs for
-    both fits; a run's checkpoints are drawn together, since they are not independent)."""
+    both fits; a run's checkpoints are drawn together, since they are not independent). A fit
+    that the runs cannot determine (:func:`jaxscale.fitting.design.check_runs`: the last
+    checkpoints of a few runs are often too few, or at two token counts) is reported as
+    ``{"n_points": ..., "undefined": reason}``, never as numbers."""
     tuned = tuned_runs(table)
-    fits = {"every_checkpoint": fit_every_checkpoint(tuned),
-            "final_checkpoints": fit_approach3(final_checkpoints(tuned), law="chinchilla")}
+    tables = {"every_checkpoint": (checkpoint_table(tuned), chinchilla_annealing.LAW),
+              "final_checkpoints": (final_checkpoints(tuned), chinchilla.LAW)}
     out = {}
-    for name, fit in fits.items():
+    for name, (runs, law) in tables.items():
+        try:
+            check_runs(law, runs)
+        except ValueError as undetermined:
+            out[name] = {"n_points": len(runs), "undefined": str(undetermined)}
+            continue
+        fit = fit_approach3(runs, law=law)
         counts = cluster_counts(fit.runs.run_id, resamples, seed)
         ci = bootstrap(fit, counts=counts).ci95()
         out[name] = {**fit.summary(), "n_converged": fit.n_converged, "seconds": fit.seconds,

@@ -76,8 +76,13 @@ def extrapolation_distance(runs: RunsTable, fitted: RunsTable, by: str) -> np.nd
 def extrapolation_scale(fitted: RunsTable, by: str, **fit_kwargs) -> float:
     """s of the extrapolation term (module docstring): the nested backtest at the median x."""
     size = fitted.n if by == "n" else fitted.c
-    lower, upper = split(fitted, float(np.exp(np.median(np.log(size)))), by)
-    inner = fit_approach3(lower, **fit_kwargs)
+    median = float(np.exp(np.median(np.log(size))))
+    lower, upper = split(fitted, median, by)
+    try:
+        inner = fit_approach3(lower, **fit_kwargs)
+    except ValueError as undetermined:  # the design rule (fitting.design), said of the backtest's runs
+        raise ValueError(f"the holdout's backtest fits the runs with {by.upper()} below {median:.3g}, and: "
+                         f"{undetermined}") from None
     e = np.log(upper.loss) - np.log(inner.predict(*upper.law_inputs(inner.law.inputs)))
     u = extrapolation_distance(upper, lower, by)
     return float(np.sqrt(np.mean(e**2) / np.mean(u**2)))

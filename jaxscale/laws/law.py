@@ -44,6 +44,13 @@ from jax.typing import ArrayLike
 from jaxscale.core.validation import check_positive
 
 P = TypeVar("P", bound=NamedTuple)
+#: Decades each input that carries an exponent must span by default (:attr:`Law.min_decades`,
+#: the design rule of :mod:`jaxscale.fitting.design`): half a decade is a factor 3.2, over which a
+#: term x^(-0.3) changes by 30%; below it the term is nearly linear in log x, and its curvature,
+#: which separates the exponent from the scale and the constant, is under 1% of the loss. The
+#: narrowest table in ``../shared/data`` spans 0.7 decades of N (Step Law's five sizes), Epoch
+#: AI's Chinchilla runs 2.45.
+MIN_DECADES = 0.5
 LogLossFn = Callable[..., jnp.ndarray]  # (params, log_x1, log_x2, *log_fixed) -> log L
 Normal = tuple[float, float]  # (loc, scale) of a prior
 
@@ -108,6 +115,10 @@ class Law(Generic[P]):
     ``needs_independent_inputs`` whether fits need runs whose x1 and x2 do not lie on one line
     in log space (:mod:`jaxscale.fitting.design`): True for a law of model size and data, whose split
     between the two such runs cannot determine; False for a law that one line of runs determines.
+    ``scaled_inputs`` names the inputs that carry a scale and an exponent (default: the first two),
+    each of which a fit needs at enough distinct values over ``min_decades`` decades at least
+    (:data:`MIN_DECADES` unless the law says otherwise; the design rule of
+    :mod:`jaxscale.fitting.design`; the annealing law's S2 enters linearly and is not one).
     ``published`` holds parameter sets that papers report, by name (:meth:`published_params`);
     ``chinchilla_form`` says that the law is E + A x1^-alpha + B x2^-beta with parameters
     (A, B, E, alpha, beta) in that order, the form of Hoffmann et al.'s Eq. 2 (what needs that
@@ -133,6 +144,8 @@ class Law(Generic[P]):
     published: Mapping[str, P] = dataclasses.field(default_factory=dict)
     chinchilla_form: bool = False
     quantity: str = "loss"
+    scaled_inputs: tuple[str, ...] | None = None
+    min_decades: float = MIN_DECADES
 
     def __post_init__(self) -> None:
         if len(self.log_scale) != len(self.params_type._fields):
@@ -152,6 +165,12 @@ class Law(Generic[P]):
     def exponent_names(self) -> tuple[str, ...]:
         """The fields that are exponents: those not fitted as log scales."""
         return tuple(f for f, log in zip(self.param_names, self.log_scale) if not log)
+
+    @property
+    def exponent_inputs(self) -> tuple[str, ...]:
+        """The inputs that carry a scale and an exponent (:attr:`scaled_inputs`, by default the
+        first two): what the design rule of :mod:`jaxscale.fitting.design` checks."""
+        return self.inputs[:2] if self.scaled_inputs is None else self.scaled_inputs
 
     @property
     def n_params(self) -> int:

@@ -80,4 +80,8 @@ LAW: Law[LRAnnealingParams] = Law(
     inputs=(rs.FORWARD_AREA, rs.ANNEALING_AREA),
     positive=False,
     needs_independent_inputs=False,  # C S2 has no exponent to trade with S1's: one line of runs determines it
+    scaled_inputs=(rs.FORWARD_AREA,),  # S2 enters linearly (and is 0 before the decay starts)
+    # one run's curve after warmup spans what its training spans in S1 (0.4 decades from 10 warmups
+    # on in the tests' runs); the decay term, not the range of S1, tells the terms apart there
+    min_decades=0.0,
 )

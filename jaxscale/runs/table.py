@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from jaxscale.support.plausibility import PlausibilityWarning
 from jaxscale.runs import schema as S
 from jaxscale.runs.policy import LossPolicy, apply_policy, as_policy
 from jaxscale.runs.schema import ALIASES, fold
@@ -67,7 +68,8 @@ class RunsTable:
     ``N_\\E`` is known) filled in. ``report`` says what a tracker source held and what was kept
     (:class:`jaxscale.runs.sources.SourceReport`; None for a table). ``source`` names where the
     rows came from (the file's path, or ``"table"`` for a DataFrame); ``dropped_highest`` counts
-    the highest-loss rows dropped from it (:func:`drop_highest_loss`).
+    the highest-loss rows dropped from it (:func:`drop_highest_loss`); ``columns`` which column of
+    the source gave N, D, C and the loss (a formula where one was computed, e.g. ``"6 N D"``).
     """
 
     n: np.ndarray
@@ -83,6 +85,7 @@ class RunsTable:
     report: SourceReport | None = None
     source: str = "table"
     dropped_highest: int = 0
+    columns: Mapping[str, str] | None = None
 
     def __len__(self) -> int:
         return len(self.loss)
@@ -349,7 +352,7 @@ def _warn_units(loss: np.ndarray, col: str, where: str) -> None:
             f"{where}: column {col!r}: {int(high.sum())} of {len(loss)} losses are above "
             f"{MAX_PLAUSIBLE_LOSS:g} (largest {loss.max():g}); scaling laws expect the mean cross-entropy "
             "per token in nats: is this a perplexity, a sum over tokens, or in another unit?",
-            stacklevel=3,
+            PlausibilityWarning, stacklevel=3,
         )
 
 
@@ -526,6 +529,8 @@ def _validated(frame: pd.DataFrame, where: str, n_col: str | None, d_col: str | 
         step=step,
         unique_tokens=get.get(S.UNIQUE_TOKENS),
         source=where,
+        columns={"N": cols[S.N_TOTAL], "D": cols[S.TOKENS] or f"{cols[S.COMPUTE_TOTAL]} / (6 N)",
+                 "C": cols[S.COMPUTE_TOTAL] or "6 N D", "loss": cols[S.LOSS]},
     )
 
 

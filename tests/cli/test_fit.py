@@ -49,7 +49,7 @@ def test_bad_table_exits_2_with_one_line(tmp_path, capsys, text, message):
     (["--method", "approach2", "--asymmetry", "2"], "asymmetry apply to approach3, not approach2"),
     (["--out", "GOOD"], "exists and is not a directory"),
     (["--n-col", "size"], "column 'size' for model size N not found"),
-    (["--drop-highest", "3"], "3 runs but the chinchilla law has 5 parameters"),
+    (["--drop-highest", "3"], "3 runs for the chinchilla law's 5 parameters: fewer runs than parameters"),
 ])
 def test_bad_option_exits_2(tmp_path, capsys, options, message):
     path = tmp_path / "runs.csv"

@@ -246,7 +246,7 @@ def test_bad_arguments_raise_value_error(kwargs, pattern):
 
 
 def test_too_few_runs_for_the_law():
-    with pytest.raises(ValueError, match="2 runs but the chinchilla law has 5 parameters"):
+    with pytest.raises(ValueError, match="2 runs for the chinchilla law's 5 parameters: fewer runs than parameters"):
         fit_approach3(drop_highest_loss(synthetic_runs(), 198), grid=GRID)
 
 

@@ -1,5 +1,6 @@
 """What the data cannot determine is refused or reported undefined, never printed as a number:
-runs on one line in (log N, log D) are refused; a fitted exponent <= 0 leaves Chinchilla's a, b, G
+runs on one line in (log N, log D), two model sizes or token counts, a narrow range, as many runs as
+parameters and a run decades from the rest are refused; implausible tables are warned about; a fitted exponent <= 0 leaves Chinchilla's a, b, G
 and the allocation undefined; bootstrap intervals are taken over the resamples where a quantity is
 defined, and say in how many it is not."""
 
@@ -130,17 +131,80 @@ def test_a_scale_at_infinity_leaves_every_closed_form_undefined():
     assert all(np.isfinite(v) for v in ch.LAW.derived(ch.EPOCH).values())
 
 
-def test_a_fit_that_runs_a_scale_off_to_infinity_is_reported_and_not_used(capsys):
-    # Epoch's table less its 240 highest losses: 5 runs for 5 parameters, and the fit runs A off
-    # to infinity (alpha with it); that crashed the fit's report, sensitivity and bayes
+def test_as_many_runs_as_parameters_are_refused_for_zero_degrees_of_freedom(capsys):
+    # Epoch's table less its 240 highest losses: 5 runs for 5 parameters; every fit path says so
     table = ["fit", str(shared_data_file("chinchilla_svg_extracted_data.csv")), "--drop-highest", "240"]
-    assert main([*table, "--json"]) == 0
-    numbers = json.loads(capsys.readouterr().out)
-    assert numbers["A"] is None and numbers["a"] is None and numbers["allocation"]["N"] == [None]
-    assert "fitted A ran off to infinity on 5 runs" in numbers["note"]
-    for command in (["sensitivity", *table[1:]], ["bayes", *table[1:], "--no-progress"]):
+    for command in (table, ["sensitivity", *table[1:]], ["bayes", *table[1:], "--no-progress"]):
         assert main(command) == 2
-        assert "ran A off to infinity on 5 runs: they settle no optimum" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert "5 runs for the chinchilla law's 5 parameters: no degrees of freedom" in err
+        assert len(err.strip().splitlines()) == 1
+
+
+def two_values_table(n_values=None, d_values=None):
+    """15 token counts at each of two sizes (or 15 sizes at each of two token counts), from alpha = 0.34,
+    beta = 0.28: the fit put alpha at 2.4 on the first with exit 0."""
+    p = ch.ChinchillaParams(A=400.0, B=410.0, E=1.69, alpha=0.34, beta=0.28)
+    if n_values is not None:
+        n, d = np.repeat(n_values, 15), np.tile(np.geomspace(1e9, 1e11, 15), len(n_values))
+    else:
+        n, d = np.tile(np.geomspace(1e7, 1e10, 15), len(d_values)), np.repeat(d_values, 15)
+    return law_runs(n, d, p)
+
+
+def test_two_model_sizes_are_refused_naming_what_they_cannot_separate():
+    with pytest.raises(ValueError, match=r"^2 distinct values of N \(1e\+08, 1e\+09\) in 30 runs: the chinchilla "
+                                         r"law's alpha and A cannot be separated.*at least 3 distinct values"):
+        fit_approach3(two_values_table(n_values=[1e8, 1e9]), grid=GRID)
+    check_runs(ch.LAW, two_values_table(n_values=[1e8, 3e8, 1e9]))  # a third size mends it
+
+
+def test_two_token_counts_are_refused():
+    with pytest.raises(ValueError, match=r"^2 distinct values of D \(2e\+09, 2e\+10\).*beta and B cannot be"):
+        fit_approach3(two_values_table(d_values=[2e9, 2e10]), grid=GRID)
+
+
+def test_sizes_within_rounding_count_as_one_and_a_narrow_range_is_refused():
+    runs = two_values_table(n_values=[1.00e8, 1.04e8, 2e8])  # 0.017 decades apart: one size
+    with pytest.raises(ValueError, match="2 distinct values of N"):
+        check_runs(ch.LAW, runs)
+    with pytest.raises(ValueError, match=r"N spans 0\.30 decades \(1e\+08 \.\. 2e\+08\): over less than 0\.5"):
+        check_runs(ch.LAW, two_values_table(n_values=[1e8, 1.4e8, 2e8]))
+
+
+def test_a_run_decades_away_from_the_rest_is_refused_naming_the_row(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    n = np.exp(rng.uniform(np.log(1e8), np.log(1e10), 40))
+    d = n * np.exp(rng.uniform(np.log(5), np.log(100), 40))
+    runs = law_runs(n, d)
+    n[7] = 1e-300  # alone, it put a = 0.999 into the fit
+    path = tmp_path / "runs.csv"
+    path.write_text("N,D,loss\n" + "".join(f"{a:.17g},{b:.17g},{c:.17g}\n" for a, b, c in zip(n, d, runs.loss)))
+    assert main(["fit", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "row 8: N = 1e-300 lies more than 3 decades from every other run's" in err
+
+
+def test_swapped_columns_and_a_loss_in_another_unit_are_warned_about():
+    from jaxscale.support.plausibility import PlausibilityWarning
+
+    n = np.repeat(np.geomspace(1e8, 1e10, 8), 3)
+    runs = law_runs(n, n * np.tile([5.0, 20.0, 80.0], 8))
+    with pytest.warns(PlausibilityWarning, match=r"D < N on 24 of 24 runs .*swapped"):
+        check_runs(ch.LAW, from_arrays(runs.d, runs.n, runs.loss))
+    loss = runs.loss.copy()
+    loss[4] *= 1000
+    with pytest.warns(PlausibilityWarning, match=r"row 5: loss .* more than tenfold from every other run's"):
+        check_runs(ch.LAW, from_arrays(runs.n, runs.d, loss))
+
+
+def test_the_cli_prints_a_plausibility_warning_once(tmp_path, capsys, recwarn):
+    n = np.repeat(np.geomspace(1e8, 1e10, 8), 3)
+    runs = law_runs(n, n * np.tile([5.0, 20.0, 80.0], 8))
+    path = tmp_path / "runs.csv"
+    path.write_text("N,D,loss\n" + "".join(f"{a:.17g},{b:.17g},{c:.17g}\n" for a, b, c in zip(runs.d, runs.n, runs.loss)))
+    assert main(["sensitivity", str(path), "--bootstrap", "4", "--json"]) == 0  # fits, then refits
+    assert sum("are the columns of N and D swapped?" in str(w.message) for w in recwarn) == 1
 
 
 def test_intervals_skip_undefined_draws_and_keep_infinite_bounds():
@@ -203,3 +267,12 @@ def test_an_exponent_at_or_below_zero_has_no_allocation_whatever_the_solver_find
         assert np.isfinite(optimal_log_n(ch.LAW, upside_down, jnp.log(1e22)))
     assert np.isnan(optimal_allocation(ch.LAW, upside_down, [1e22]).n).all()
     assert np.isfinite(optimal_allocation(ch.LAW, ch.EPOCH, [1e22]).n).all()
+
+
+def test_the_holdout_backtest_says_that_its_own_runs_are_too_narrow():
+    from jaxscale.fitting.holdout import extrapolation_scale
+
+    n = np.repeat([1e8, 1.2e8, 1.4e8, 1e9, 3e9, 1e10], 3)
+    runs = law_runs(n, n * np.tile([5.0, 20.0, 80.0], 6))
+    with pytest.raises(ValueError, match=r"holdout's backtest fits the runs with N below 3\.74e\+08, and: N spans 0\.15"):
+        extrapolation_scale(runs, "n", grid=GRID)
