@@ -77,8 +77,6 @@ def _print(numbers: dict) -> None:
     print(f"jaxscale sensitivity: {numbers['law']} law, {numbers['source']}")
     print("  " + ", ".join(f"{k} = {v:.5g}" for k, v in numbers["params"].items()))
     _print_quantities(numbers["quantities"])
-    if "spread_undefined" in numbers:
-        print(f"\ndelta method and influence: undefined ({numbers['spread_undefined']})")
     if "influence" in numbers:
         _print_influence(numbers["influence"])
     if numbers.get("reconciliation") is not None:

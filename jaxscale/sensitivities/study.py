@@ -162,20 +162,12 @@ def draws_study(draws: Draws, settings: StudySettings = StudySettings()) -> dict
             **_reconciliation(draws.law, params, settings)}
 
 
-def _exactly_determined(runs: int, parameters: int) -> str:
-    """Why a fit of ``runs`` <= ``parameters`` runs has no covariance and no influence."""
-    return (f"{runs} runs for {parameters} parameters: the fit passes through every run, so neither the bootstrap "
-            "covariance nor any run's influence is defined (leaving a run out leaves fewer runs than parameters); "
-            "add runs")
-
-
 def fit_study(fit: FitResult, settings: StudySettings = StudySettings(),
               refits: BootstrapResult | None = None) -> dict[str, Any]:
     """All three sections for an Approach-3 fit, the covariance from bootstrap ``refits`` of it
     (default: ``settings.n_bootstrap`` refits with ``settings.seed``, none when 0). The
     quantities are evaluated once, vmapped over the jackknife refits, the all-runs refit and the
-    bootstrap refits together. A fit of no more runs than parameters gets the elasticities alone,
-    and ``spread_undefined`` saying why."""
+    bootstrap refits together."""
     fit.check_settled("differentiate")
     nonpositive = fit.nonpositive_exponents()
     if nonpositive:
@@ -186,10 +178,6 @@ def fit_study(fit: FitResult, settings: StudySettings = StudySettings(),
     names = list(quantities)
     out: dict[str, Any] = {"law": fit.law.name, "params": fit.params._asdict(), "n_points": fit.n_points}
     values, e = values_and_elasticities(stacked(quantities), fit.params)
-    if fit.n_points <= len(fit.params):
-        out["quantities"] = quantity_section(names, fit.params, values, e)
-        out["spread_undefined"] = _exactly_determined(fit.n_points, len(fit.params))
-        return out | _reconciliation(fit.law, fit.params, settings)
     t0 = time.perf_counter()
     first, jack = infl.influence(fit), infl.jackknife(fit)
     blocks = [jack.vectors, jack.base[None]]
