@@ -110,3 +110,16 @@ def test_bayes_reports_identifiability_from_the_posterior(tmp_path, capsys):
     section = json.loads(capsys.readouterr().out)["identifiability"]
     assert section["correlation_source"] == "posterior" and np.isfinite(section["condition_hessian"])
     assert any("beta is not determined" in w for w in section["warnings"])
+
+
+def test_the_fit_names_the_loss_column_it_chose_of_several(tmp_path, capsys):
+    """A table with both a training and a validation loss: the fit says which one it fitted."""
+    n, d, loss = one_decade()
+    path = tmp_path / "runs.csv"
+    path.write_text("params,tokens,train_loss,val_loss\n"
+                    + "".join(f"{a:.17g},{b:.17g},{0.9 * c:.17g},{c:.17g}\n" for a, b, c in zip(n, d, loss)))
+    assert main(["fit", str(path)]) == 0
+    assert "columns: N = params, D = tokens, C = 6 N D, loss = val_loss" in capsys.readouterr().out
+    assert main(["fit", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["columns"] == {"N": "params", "D": "tokens", "C": "6 N D",
+                                                               "loss": "val_loss"}
