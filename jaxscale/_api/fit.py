@@ -283,13 +283,18 @@ def identified(fit: FitResult, draws: Draws | None) -> Identifiability:
     :data:`SUGGESTED_RUNS` runs that :mod:`jaxscale.planning` proposes to settle the allocation
     exponent at the largest compute of the runs: candidates of
     :func:`~jaxscale.planning.candidates.candidate_grid` up to that compute, chosen greedily by
-    expected variance removed per FLOP (:func:`~jaxscale.planning.selection.plan_runs`)."""
+    expected variance removed per FLOP (:func:`~jaxscale.planning.selection.plan_runs`). A fit
+    through its runs exactly (residual scale 0) has no noise for a run to average out: no runs
+    are suggested."""
     import dataclasses
 
+    from jaxscale.fitting.curvature import robust_sigma
     from jaxscale.fitting.identifiability import identifiability
 
     ident = identifiability(fit, draws)
     if not (ident.warnings and fit.law.inputs == ("N", "D")):
+        return ident
+    if robust_sigma(np.log(fit.runs.loss) - np.log(fit.predict(*fit.inputs))) == 0:
         return ident
     from jaxscale.planning.candidates import candidate_grid
     from jaxscale.planning.selection import plan_runs

@@ -65,8 +65,6 @@ SEPARATION_CORRELATION = 0.9
 DECISION_QUANTITIES = ("a", "b")
 #: The normal quantile of a central 95% interval.
 Z95 = 1.959963984540054
-#: A residual scale for a fit that passes through every run (the condition numbers do not depend on it).
-_TINY_SIGMA = 1e-300
 
 
 @dataclass(frozen=True)
@@ -237,13 +235,16 @@ def identifiability(fit: FitResult, draws: Draws | None = None) -> Identifiabili
     t = _centring_matrix(law, m)
     data = fit.data()
     residuals = np.asarray(_log_residuals(law, jnp.asarray(fit.vector), data.log_x, data.log_y))
-    curv = curvature(fit, sigma=max(robust_sigma(residuals), _TINY_SIGMA))
+    sigma = robust_sigma(residuals)
+    # a fit through every run (sigma 0): the information at sigma = 1 has the same condition numbers,
+    # correlations and singular directions (none of them depends on sigma), and the intervals are points
+    curv = curvature(fit, sigma=sigma if sigma > 0 else 1.0)
     hessian, info = t.T @ curv.hessian @ t, t.T @ curv.information @ t
     undefined_coords = weak_coordinates(info, names)
     undefined = tuple(f for f, v in zip(law.param_names, names) if v in undefined_coords)
     if draws is None:
         corr = correlation(laplace_covariance(info))
-        judged = _delta_intervals(law, np.asarray(fit.vector), np.asarray(curv.covariance))
+        judged = _delta_intervals(law, np.asarray(fit.vector), np.asarray(curv.covariance) * float(sigma > 0))
     else:
         u = np.asarray(centre(law, np.asarray(law.to_vector(draws.used), np.float64), m))
         u = u[np.all(np.isfinite(u), axis=1)]

@@ -134,8 +134,10 @@ def test_cli_needs_corpus_or_published(tmp_path, capsys, args):
 def test_cli_refuses_a_budget_that_is_not_a_positive_number(tmp_path, capsys, budget):
     # checked before anything trains; the published study printed d* = nan for these
     for args in (["--published", "mikolov-2013a"], [str(tmp_path / "never-read.txt")]):
-        assert main(["word2vec", "scaling", *args, "--out", str(tmp_path), "--budget", budget]) == 2
-        assert "the budget must be a finite number > 0" in capsys.readouterr().err
+        with pytest.raises(SystemExit) as parsed:
+            main(["word2vec", "scaling", *args, "--out", str(tmp_path), "--budget", budget])
+        assert parsed.value.code == 2
+        assert f"argument --budget: must be a finite number > 0, got {budget}" in capsys.readouterr().err
 
 
 def test_grid_saves_cells_and_resumes(tmp_path, monkeypatch):
