@@ -18,6 +18,7 @@ def _main(script: str):
     return runpy.run_path(str(ROOT / "examples" / script), run_name="example")["main"]
 
 
+@pytest.mark.slow
 def test_bayes_refit_fast(tmp_path: Path, capsys) -> None:
     result = _main("bayes_refit.py")(["--fast", "--out", str(tmp_path)])
     out = capsys.readouterr().out
@@ -51,6 +52,7 @@ def test_sensitivity_study_fast(tmp_path: Path, capsys) -> None:
 
 
 @pytest.mark.skipif(not (DATA.parent / "misfitting_scaling_results.csv").exists(), reason="shared data not found")
+@pytest.mark.slow
 def test_other_labs_runs_fast(capsys) -> None:
     result = _main("other_labs_runs.py")(["--fast"])
     out = capsys.readouterr().out

@@ -29,7 +29,8 @@ def _outputs(nb: nbformat.NotebookNode) -> str:
     return "\n".join(texts)
 
 
-@pytest.mark.parametrize("devices", [1, pytest.param(8, marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("devices", [1, 8])
 def test_notebook_trains_the_smoke_preset_on_cpu_devices(tmp_path, monkeypatch, devices):
     corpus = shared_data_file(presets.SHARED_CORPUS.name)
     nb = nbformat.read(NOTEBOOK, as_version=4)

@@ -17,6 +17,7 @@ from jaxscale.laws import chinchilla
 TRUTH = chinchilla.ChinchillaParams(A=400.0, B=1500.0, E=1.8, alpha=0.34, beta=0.32)
 
 
+@pytest.mark.slow
 def test_loo_ranks_the_true_law_first(tmp_path):
     rng = np.random.default_rng(0)
     n, d = (g.ravel() for g in np.meshgrid(np.logspace(7.5, 10, 8), np.logspace(9, 11.5, 8)))

@@ -105,6 +105,7 @@ def test_share_needs_group_by(csv, capsys):
     assert "group_by samples one grouped model" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_cli_reports_the_differences_of_the_varying_coordinates(csv, tmp_path):
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), warnings.catch_warnings():

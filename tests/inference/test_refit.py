@@ -267,6 +267,7 @@ def test_kaplan_law_laplace_cli_recovers_parameters(tmp_path: Path) -> None:
         assert abs(np.log(s["mean"]) - np.log(value)) < 3 * s["sd"] / s["mean"], name
 
 
+@pytest.mark.slow
 def test_bayes_asks_for_one_cpu_device_per_chain(synthetic_csv: Path, tmp_path) -> None:
     """A user's run: one CPU device per chain, and NumPyro's progress bars, which update from
     callback threads that do not see the thread-local float64 switch (this failed with
@@ -283,6 +284,7 @@ def test_bayes_asks_for_one_cpu_device_per_chain(synthetic_csv: Path, tmp_path) 
     assert proc.stdout.strip().endswith("devices 3") and "Running chain 2" in proc.stderr
 
 
+@pytest.mark.slow
 def test_bayes_called_from_python_leaves_the_environment_alone(synthetic_csv: Path, tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("XLA_FLAGS", raising=False)
     jax.devices()  # this process's backend is running: new flags would only leak into subprocesses

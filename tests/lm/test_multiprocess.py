@@ -143,6 +143,7 @@ def setup(tmp_path_factory) -> tuple[Path, pd.DataFrame]:
     return config, _curves(root / "single")
 
 
+@pytest.mark.slow
 def test_two_processes_train_the_curves_of_one_process_with_four_devices(setup):
     """Process 0 alone shows progress, as plain lines in its log file, and writes the report."""
     config, reference = setup

@@ -100,6 +100,7 @@ def test_holdout_on_a_known_law_is_calibrated():
     assert 0.8 <= out["coverage"]["90%"] <= 1.0 and 0.35 <= out["coverage"]["50%"] <= 0.75
 
 
+@pytest.mark.slow
 def test_bayes_holdout_and_table_embedding_through_the_cli(tmp_path):
     path = tmp_path / "sweep.csv"
     sweep_table(noise=0.005).to_csv(path, index=False)
