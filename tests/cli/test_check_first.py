@@ -9,6 +9,7 @@ import importlib
 import jax
 import pytest
 
+import jaxscale
 from jaxscale.cli import main
 
 GOOD = "N,D,loss\n1e8,2e9,3.1\n2e8,4e9,2.9\n4e8,8e9,2.7\n8e8,1.6e10,2.5\n1.6e9,3.2e10,2.4\n3.2e9,6.4e10,2.3\n"
@@ -46,6 +47,15 @@ def _backend_running():
     chain only in a process whose backend has not started, which would give the rest of the test
     session four devices."""
     jax.devices()
+
+
+@pytest.fixture(autouse=True)
+def _public_names_resolved():
+    """Every lazy name of ``jaxscale`` resolved before a test replaces a function: the first lookup
+    of ``jaxscale.hparams`` keeps what it finds, which must not be the replacement (a later test
+    of the same process would meet it)."""
+    for name in jaxscale.__all__:
+        getattr(jaxscale, name)
 
 
 def _never(*_, **__):
