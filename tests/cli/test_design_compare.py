@@ -82,6 +82,7 @@ def two_recipe_csvs(tmp_path):
     return paths
 
 
+@pytest.mark.slow
 def test_compare_two_tables(tmp_path, capsys):
     baseline, better = two_recipe_csvs(tmp_path)
     code, out, err = run_cli(capsys, "compare", baseline, better, "--compute", "1e21", "--bootstrap", "50",

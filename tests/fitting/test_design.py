@@ -203,7 +203,7 @@ def test_the_cli_prints_a_plausibility_warning_once(tmp_path, capsys, recwarn):
     runs = law_runs(n, n * np.tile([5.0, 20.0, 80.0], 8))
     path = tmp_path / "runs.csv"
     path.write_text("N,D,loss\n" + "".join(f"{a:.17g},{b:.17g},{c:.17g}\n" for a, b, c in zip(runs.d, runs.n, runs.loss)))
-    assert main(["sensitivity", str(path), "--bootstrap", "4", "--json"]) == 0  # fits, then refits
+    assert main(["fit", str(path), "--bootstrap", "4", "--json"]) == 0  # fits, then refits
     assert sum("are the columns of N and D swapped?" in str(w.message) for w in recwarn) == 1
 
 

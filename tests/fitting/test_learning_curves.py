@@ -237,6 +237,7 @@ def test_law_is_undefined_where_its_loss_would_be_negative(x64):
     assert np.isnan(float(log_l[1]))
 
 
+@pytest.mark.slow
 def test_misfitting_longest_run_predicts_the_shorter_ones(tmp_path, capsys):
     table = pd.read_csv(shared_data_file("misfitting_scaling_results.csv"))
     path = tmp_path / "two_sizes.csv"

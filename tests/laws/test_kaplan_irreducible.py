@@ -60,6 +60,7 @@ def test_fit_command_recovers_the_law(tmp_path):
     assert len(result["allocation"]["N"]) == 1
 
 
+@pytest.mark.slow
 def test_bayes_command_covers_the_truth(tmp_path):
     result = _cli_json(["bayes", str(_runs_csv(tmp_path, noise=0.01)), "--law", "kaplan-irreducible",
                         "--laplace", "--json"])
