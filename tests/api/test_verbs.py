@@ -162,6 +162,7 @@ def test_frontier_fit_to_dict_is_the_cli_json(tmp_path):
         js.fit(str(path), method="approach2", likelihood=True)
 
 
+@pytest.mark.slow
 def test_bayes_to_dict_is_the_cli_json(csv):
     result = js.bayes(csv, laplace=True, seed=2)
     assert _timeless(result.to_dict()) == _timeless(_cli_json(["bayes", csv, "--laplace", "--seed", "2"]))
@@ -171,6 +172,7 @@ def test_bayes_to_dict_is_the_cli_json(csv):
     assert result.draws.kind == "laplace" and result.draws.interval_method == "hdi"
 
 
+@pytest.mark.slow
 def test_sensitivity_to_dict_is_the_cli_json(csv):
     published = js.sensitivity("epoch", compute=[1e22, 1e24])
     assert _timeless(published.to_dict()) == _timeless(_cli_json(["sensitivity", "--published", "epoch",

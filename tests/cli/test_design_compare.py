@@ -96,6 +96,7 @@ def test_compare_two_tables(tmp_path, capsys):
     assert (tmp_path / "o" / "compare.png").is_file()
 
 
+@pytest.mark.slow
 def test_the_verbs_return_results(tmp_path):
     baseline, better = two_recipe_csvs(tmp_path)
     result = compare(baseline, better, names=["A", "B"], compute=1e21, bootstrap=50)

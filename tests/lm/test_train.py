@@ -192,6 +192,7 @@ lm.train(spec, data, {str(tmp_path / 'killed')!r}, progress=False)
     np.testing.assert_allclose(curve, reference, rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_eight_devices_equal_one_device(tmp_path):
     """The data-parallel step on 8 devices (a TPU v5e-8 or v2-8 host; forced CPU devices here)
     gives the one-device curve, in float32 and in bfloat16 compute, in bfloat16 also with each
