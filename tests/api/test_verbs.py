@@ -196,6 +196,7 @@ def test_reconcile_to_dict_is_the_cli_json():
         js.reconcile("gpt4")
 
 
+@pytest.mark.slow
 def test_fits_and_posteriors_share_one_draws_type(csv):
     fitted = js.fit(csv, bootstrap=24, seed=0)
     posterior = js.bayes(csv, laplace=True)

@@ -230,6 +230,7 @@ def test_elasticities_of_the_optimal_size_are_the_closed_form() -> None:
         assert e[name] == pytest.approx(value, rel=1e-9, abs=1e-12), name
 
 
+@pytest.mark.slow
 def test_laplace_fit_covers_held_out_runs() -> None:
     """The fast path fitted on 3/4 of a synthetic table: its 95% predictive interval covers
     most of the held-out quarter and its means lie near the true parameters."""

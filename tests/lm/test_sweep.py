@@ -120,6 +120,7 @@ def test_config_file_round_trip_and_validation(tmp_path):
         presets.load_config(path)
 
 
+@pytest.mark.slow
 def test_a_one_size_sweep_trains_and_reports_no_exponent(tmp_path, capsys):
     # one size never varies N: the fits say the frontier holds too few sizes, instead of the
     # runs table's loader refusing it after training

@@ -87,6 +87,7 @@ def test_the_95_percent_interval_covers_a_known_multiplier_in_90_percent_of_50_s
     assert coverage(range(100, 150), resamples=1000) >= 0.9
 
 
+@pytest.mark.slow
 def test_two_extractions_of_the_same_isoflop_curves():
     runs = load_runs(shared_data_file("isoflops_public.csv"))
     runs = runs.select(np.isin(runs.frame["source"], ["epochai_chinchilla", "ml_scalefit"]))
