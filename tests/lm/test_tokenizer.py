@@ -62,8 +62,8 @@ def test_bad_inputs_raise_clear_errors(corpus, tmp_path):
 @pytest.mark.parametrize("name, data, problem", [
     ("utf16.txt", TEXT.encode("utf-16"), "UTF-16 text"),
     ("latin1.txt", TEXT.encode("latin-1", "replace"), "not UTF-8 text"),
-    ("cut.txt.gz", gzip.compress(TEXT.encode())[:200], "the gzip stream ends early"),
-])
+    ("cut.txt.gz", gzip.compress(TEXT.encode(), mtime=0)[:200], "the gzip stream ends early"),
+], ids=["utf16", "latin1", "truncated gzip"])
 def test_a_corpus_that_is_not_utf8_text_is_refused_before_tokenising(tmp_path, name, data, problem):
     """The wing reads corpora through jaxscale.support.corpus, as word2vec does: no BPE is
     trained on replacement characters, and no token file is written."""
