@@ -288,13 +288,10 @@ def identified(fit: FitResult, draws: Draws | None) -> Identifiability:
     are suggested."""
     import dataclasses
 
-    from jaxscale.fitting.curvature import robust_sigma
     from jaxscale.fitting.identifiability import identifiability
 
     ident = identifiability(fit, draws)
-    if not (ident.warnings and fit.law.inputs == ("N", "D")):
-        return ident
-    if robust_sigma(np.log(fit.runs.loss) - np.log(fit.predict(*fit.inputs))) == 0:
+    if not (ident.warnings and fit.law.inputs == ("N", "D")) or ident.residual_scale == 0:
         return ident
     from jaxscale.planning.candidates import candidate_grid
     from jaxscale.planning.selection import plan_runs

@@ -38,6 +38,8 @@ separated. The warnings are computed here; the runs that would settle them are p
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Mapping
@@ -81,6 +83,8 @@ class Identifiability:
         undefined: parameters on a singular direction, reported as undefined.
         intervals: the 95% interval of each exponent and decision quantity the rules judged.
         warnings: each undetermined quantity, in words.
+        residual_scale: the robust scale of the fit's log residuals (0: the law passes through every
+            run; NaN where the optimum ran off).
         suggested_runs: (N, D) of runs that would determine them (attached by the verbs).
     """
 
@@ -93,6 +97,7 @@ class Identifiability:
     undefined: tuple[str, ...]
     intervals: dict[str, tuple[float, float, float]]
     warnings: tuple[str, ...]
+    residual_scale: float = math.nan
     suggested_runs: tuple[tuple[float, float], ...] = field(default=())
 
     def correlations(self) -> dict[str, float]:
@@ -107,6 +112,7 @@ class Identifiability:
                 "correlation_source": self.correlation_source, "correlations": self.correlations(),
                 "decades": self.decades, "undefined": list(self.undefined),
                 "intervals": {k: list(v) for k, v in self.intervals.items()}, "warnings": list(self.warnings),
+                "residual_scale": None if math.isnan(self.residual_scale) else self.residual_scale,
                 "suggested_runs": [{"N": n, "D": d} for n, d in self.suggested_runs]}
 
 
@@ -258,7 +264,8 @@ def identifiability(fit: FitResult, draws: Draws | None = None) -> Identifiabili
     return Identifiability(names=names, condition_hessian=condition_number(hessian), condition_information=condition,
                            correlation=corr, correlation_source=source, decades=spans, undefined=undefined,
                            intervals=judged,
-                           warnings=_warnings(law, judged, corr, names, spans, undefined, condition))
+                           warnings=_warnings(law, judged, corr, names, spans, undefined, condition),
+                           residual_scale=float(sigma))
 
 
 @float64
