@@ -64,3 +64,15 @@ def test_free_inputs_are_named_and_a_law_of_other_inputs_is_refused(x64):
         optimal_log_inputs(hb.LAW, PARAMS, [jnp.zeros(1)] * 4, ("lr",))
     with pytest.raises(ValueError, match="need a law of"):
         oh.optimum(chinchilla.LAW, None, N, D)
+
+
+def test_draws_are_solved_in_chunks_each_as_alone(x64):
+    rng = np.random.default_rng(0)
+    count = oh.DRAW_CHUNK + 6  # two chunks, the second padded
+    draws = hb.HparamBowlParams(*(float(v) * (1 + 0.02 * rng.normal(size=count)) for v in PARAMS))
+    together = oh.optimum(hb.LAW, draws, N[:2], D[:2])
+    assert together.lr.shape == (count, 2)
+    for i in (0, oh.DRAW_CHUNK - 1, oh.DRAW_CHUNK, count - 1):
+        alone = oh.optimum(hb.LAW, hb.HparamBowlParams(*(v[i] for v in draws)), N[:2], D[:2])
+        np.testing.assert_allclose(together.lr[i], alone.lr, rtol=1e-10)
+        np.testing.assert_allclose(together.lr_exponent_n[i], alone.lr_exponent_n, rtol=1e-8)
