@@ -7,7 +7,10 @@ from the data folder's README (linear warmup to 3e-4; cosine to 3e-5; WSD's geom
 linear decay from step 20,000 to 3e-5; the two-stage runs' drop at step 8,000) and checked against
 the rate each CSV logs. The errors are |Lhat / L - 1| over every predicted checkpoint (and the mean
 of the per-run means, the paper's PredE). Also: the authors' own parameters under the same
-evaluation, and the schedule that the fitted law predicts to end lowest.
+evaluation; the profile of the objective in beta (the law refitted with beta held at each of
+:data:`PROFILE`, the authors' 0.583 among them), which shows how much the three fitted curves
+decide the shape of the loss drop and what that does to the predictions; and the schedule that the
+fitted law predicts to end lowest.
 
 Run: python examples/multipower_25m.py   (a few minutes on a CPU; ../shared/data beside the clone)
 """
@@ -30,6 +33,8 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multipower_25m
 PEAK, WARMUP, FLOOR, TWO_STAGE_AT, DECAY_FROM = 3e-4, 2160, 3e-5, 8000, 20_000
 FITTED = ["constant_24000", "cosine_24000", "wsdcon_9"]
 PREDICTED = ["constant_72000", "cosine_72000", "wsd_20000_24000", "wsdld_20000_24000", "wsdcon_3", "wsdcon_18"]
+#: Values of beta the law is refitted at: a profile from the fit's own beta to past the authors'.
+PROFILE = (0.15, 0.25, 0.4, 0.583, 0.8)
 
 
 def schedule(name: str, length: int) -> np.ndarray:
@@ -88,6 +93,13 @@ def main() -> None:
     authors = errors(published)
     print(f"  the authors' parameters: mean error {authors[0]:.3%}, per-run mean {authors[1]:.3%}, "
           f"objective {objective:.6g}")
+    print("profile in beta (the others refitted): beta, objective, mean error, per-run mean, cosine_72000's mean")
+    for beta in PROFILE:
+        held = multipower_curves.fit_multipower(table, lrs, FITTED, PREDICTED, fixed={"beta": beta})
+        judged = held.predictions[~held.predictions["fitted"]]
+        every, per_run = errors(judged)
+        longest = errors(judged[judged["run_id"] == "cosine_72000"])[0]
+        print(f"  {beta:.3f}  {held.objective:.6g}  {every:.3%}  {per_run:.3%}  {longest:.3%}")
     tissue = learning_curves.fit_group(table, lrs, FITTED, PREDICTED, skip_warmups=0)
     lra = errors(tissue.predictions)
     print(f"Tissue et al.'s law (lambda 0.999): {tissue.fit.params}")

@@ -100,19 +100,53 @@ def starts(data: CurveData) -> np.ndarray:
     return np.array(np.meshgrid(*axes, indexing="ij")).reshape(len(axes), -1).T
 
 
+#: Coordinates held at given values: (index in the vector, value in vector coordinates), sorted.
+Fixed = tuple[tuple[int, float], ...]
+
+
+def fixed_coordinates(fixed: Mapping[str, float] | None) -> Fixed:
+    """``fixed`` (parameter name -> value, e.g. {"beta": 0.5}) in vector coordinates (the log of a
+    scale); ValueError naming an unknown parameter or a scale <= 0."""
+    names = multipower.MultiPowerParams._fields
+    out = []
+    for name, value in (fixed or {}).items():
+        if name not in names:
+            raise ValueError(f"the multi-power law has no parameter {name!r}; its parameters are {', '.join(names)}")
+        index = names.index(name)
+        if multipower.LOG_SCALE[index] and not value > 0:
+            raise ValueError(f"{name} is a scale: it must be > 0, got {value}")
+        out.append((index, float(np.log(value)) if multipower.LOG_SCALE[index] else float(value)))
+    if len(out) == len(names):
+        raise ValueError("every parameter is fixed: nothing is left to fit")
+    return tuple(sorted(out))
+
+
+def embed(free: jnp.ndarray, fixed: Fixed) -> jnp.ndarray:
+    """The whole vector: the coordinates ``fixed`` at their values, the others ``free``'s, in order."""
+    held = dict(fixed)
+    columns = iter(jnp.moveaxis(free, -1, 0))
+    return jnp.stack([jnp.full(free.shape[:-1], held[i], free.dtype) if i in held else next(columns)
+                      for i in range(len(multipower.LOG_SCALE))], -1)
+
+
+def _free_objective(free: jnp.ndarray, data: CurveData, fixed: Fixed) -> jnp.ndarray:
+    return objective(embed(free, fixed), data)
+
+
 @functools.cache
-def _values() -> Any:
-    return jax.jit(jax.vmap(objective, in_axes=(0, None)))
+def _values(fixed: Fixed) -> Any:
+    return jax.jit(jax.vmap(functools.partial(_free_objective, fixed=fixed), in_axes=(0, None)))
 
 
 @dataclass(frozen=True)
 class MultiPowerFit:
     """The law fitted to the ``fitted`` runs (``params``, ``objective``, ``n_converged`` of the
-    ``n_minimised`` starts minimised) and its prediction of every checkpoint of the fitted and the
+    ``n_minimised`` starts minimised; ``fixed`` the parameters held at given values) and its prediction of every checkpoint of the fitted and the
     ``predicted`` runs (``predictions``: run_id, step, loss, predicted, fitted)."""
 
     params: multipower.MultiPowerParams
     objective: float
+    fixed: dict[str, float]
     n_starts: int
     n_minimised: int
     n_converged: int
@@ -137,7 +171,8 @@ class MultiPowerFit:
         error = (judged["predicted"] / judged[rs.LOSS] - 1).abs()
         defined = bool(len(judged)) and bool(np.isfinite(error).all())
         predicted = errors[~errors["fitted"]]
-        return {**self.params._asdict(), "objective": self.objective, "fitted_runs": list(self.fitted),
+        return {**self.params._asdict(), "objective": self.objective, "fixed": dict(self.fixed),
+                "fitted_runs": list(self.fitted),
                 "fitted_points": int(self.predictions["fitted"].sum()), "predicted_runs": len(self.predicted),
                 "predicted_points": len(judged),
                 "curve_mare": float(error.mean()) if defined else None,
@@ -154,24 +189,32 @@ def _frame(data: CurveData, runs: Sequence[str], predicted: Sequence[jnp.ndarray
 
 @float64
 def fit_multipower(table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Sequence[str], predicted: Sequence[str],
-                   *, options: lbfgs.Options = OPTIONS, screen: int = SCREEN) -> MultiPowerFit:
+                   *, options: lbfgs.Options = OPTIONS, screen: int = SCREEN,
+                   fixed: Mapping[str, float] | None = None) -> MultiPowerFit:
     """Fit the multi-power law to every checkpoint of the runs ``fitted`` and predict every
-    checkpoint of the runs ``predicted``, each run's rates ``lrs[run]`` (eta_1..eta_T) from step 1."""
+    checkpoint of the runs ``predicted``, each run's rates ``lrs[run]`` (eta_1..eta_T) from step 1;
+    the parameters named in ``fixed`` are held at their values (a profile of the objective in them,
+    or a law with a parameter known)."""
     if not fitted:
         raise ValueError("name at least one run to fit")
     t0 = time.perf_counter()
+    held = fixed_coordinates(fixed)
+    free = [i for i in range(len(multipower.LOG_SCALE)) if i not in dict(held)]
     data = jax.tree.map(jnp.asarray, curve_data(table, lrs, list(fitted), FIT_BLOCK))
-    grid = starts(data)
-    values = np.asarray(_values()(jnp.asarray(grid), data))
+    grid = starts(data)[:, free]
+    grid = np.unique(grid, axis=0) if held else grid  # starts that differ in a fixed coordinate alone are one
+    values = np.asarray(_values(held)(jnp.asarray(grid), data))
     kept = grid[np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")[:screen]]
-    sol = jax.tree.map(np.asarray, lbfgs.solver(objective, options)(jnp.asarray(kept), data))
+    solve = lbfgs.solver(functools.partial(_free_objective, fixed=held), options)
+    sol = jax.tree.map(np.asarray, solve(jnp.asarray(kept), data))
     best = lbfgs.best_converged(sol)
-    params = jax.tree.map(float, multipower.from_vector(jnp.asarray(sol.theta[best])))
+    params = jax.tree.map(float, multipower.from_vector(embed(jnp.asarray(sol.theta[best]), held)))
     data = jax.tree.map(jnp.asarray, curve_data(table, lrs, list(fitted)))
     frames = [_frame(data, fitted, predict(params, data), True)]
     if predicted:
         target = jax.tree.map(jnp.asarray, curve_data(table, lrs, list(predicted)))
         frames.append(_frame(target, predicted, predict(params, target), False))
-    return MultiPowerFit(params, float(sol.value[best]), len(grid), len(kept), int(np.sum(sol.converged)),
+    return MultiPowerFit(params, float(sol.value[best]), dict(fixed or {}), len(grid), len(kept),
+                         int(np.sum(sol.converged)),
                          tuple(fitted), tuple(predicted), pd.concat(frames, ignore_index=True),
                          time.perf_counter() - t0)

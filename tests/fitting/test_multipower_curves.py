@@ -72,3 +72,21 @@ def test_runs_not_in_the_table_are_named():
     table, lrs = _table()
     with pytest.raises(ValueError, match="no run 'nope'"):
         mc.fit_multipower(table, lrs, ["nope"], [])
+
+
+def test_a_fixed_parameter_is_held_at_its_value_and_the_others_fitted():
+    table, lrs = _table(noise=1e-3)
+    fit = mc.fit_multipower(table, lrs, FITTED, PREDICTED, fixed={"beta": TRUE.beta, "C": TRUE.C})
+    assert fit.params.beta == TRUE.beta and fit.params.C == pytest.approx(TRUE.C, rel=1e-12)
+    assert fit.summary()["fixed"] == {"beta": TRUE.beta, "C": TRUE.C} and fit.n_converged >= 1
+    assert fit.params.gamma == pytest.approx(TRUE.gamma, abs=0.05)  # C held, gamma is determined
+    free = mc.fit_multipower(table, lrs, FITTED, [])
+    assert fit.objective >= free.objective * (1 - 1e-6)  # holding parameters cannot lower the minimum
+
+
+@pytest.mark.parametrize("fixed, message", [({"delta": 1.0}, "no parameter 'delta'"), ({"B": 0.0}, "must be > 0"),
+                                            (dict(TRUE._asdict()), "nothing is left to fit")])
+def test_bad_fixed_parameters_are_named(fixed, message):
+    table, lrs = _table()
+    with pytest.raises(ValueError, match=message):
+        mc.fit_multipower(table, lrs, FITTED, [], fixed=fixed)
