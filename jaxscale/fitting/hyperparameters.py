@@ -290,7 +290,8 @@ def _fit(law: Law, inputs: Sequence[np.ndarray], log_values: np.ndarray, defined
 @dataclass(frozen=True)
 class HyperparameterFit:
     """The groups' optima (``optima``: one row per group, with N, D, runs, window runs, eta*, B*,
-    NaN where undefined) and the power laws fitted through them (``lr``: eta*(N, D); ``batch``:
+    NaN where undefined, and each optimum's 95% bootstrap interval, ``lr_opt_lower`` ... ``batch_opt_upper``,
+    NaN without a bootstrap or where no resample defines it) and the power laws fitted through them (``lr``: eta*(N, D); ``batch``:
     B*(D)), with bootstrap intervals from ``resamples`` resamples of runs within groups."""
 
     optima: pd.DataFrame
@@ -383,5 +384,10 @@ def fit_hyperparameters(runs: GridRuns, *, resamples: int = 1000, seed: int = 0,
         fits[law] = PowerLawFit(law, jax.tree.map(float, params), refits, int(defined.sum()))
     frame = table.reset_index(drop=True).assign(
         window_runs=optima.window_runs, lr_opt=np.exp(optima.log_lr), batch_opt=np.exp(optima.log_batch))
+    for name, values in (("lr_opt", None if draws is None else draws.log_lr),
+                         ("batch_opt", None if draws is None else draws.log_batch)):
+        bounds = [interval95(values[:, g]) if values is not None else None for g in range(len(frame))]
+        frame[f"{name}_lower"] = [math.exp(b[0]) if b else math.nan for b in bounds]
+        frame[f"{name}_upper"] = [math.exp(b[1]) if b else math.nan for b in bounds]
     return HyperparameterFit(frame, fits[lr_law], fits[batch_law], runs.loss_column, resamples, seed,
                              published=_published())

@@ -174,6 +174,58 @@ def group_optima(law: Law, params: Any, groups: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+class SharedBowl(NamedTuple):
+    """One bowl shape for every group, each group its own centre: the shape (``k_eta``,
+    ``k_batch``, ``rho``), each group's ``lr_opt``, ``batch_opt`` and tuned loss ``floor`` ([G], in
+    the order of :attr:`~jaxscale.fitting.hyperparameters.GridRuns.groups`), and whether L-BFGS
+    ``converged``."""
+
+    k_eta: float
+    k_batch: float
+    rho: float
+    lr_opt: np.ndarray
+    batch_opt: np.ndarray
+    floor: np.ndarray
+    converged: bool
+
+
+def _shared_bowl_objective(theta: jnp.ndarray, data: tuple[jnp.ndarray, ...]) -> jnp.ndarray:
+    log_lr, log_batch, log_loss, group = data
+    count = (theta.shape[0] - 3) // 3
+    centre_lr, centre_batch, floor = theta[3:3 + count], theta[3 + count:3 + 2 * count], theta[3 + 2 * count:]
+    added = hparam_bowl.tilted_quadratic(log_lr - centre_lr[group], log_batch - centre_batch[group],
+                                         jnp.exp(theta[0]), jnp.exp(theta[1]), jnp.tanh(theta[2]))
+    return jnp.sum(huber(log_loss - hparam_bowl.log_loss_above(floor[group], added)))
+
+
+@float64
+def fit_shared_bowl(runs: GridRuns, per_group: HyperparameterFit, options: lbfgs.Options = JOINT_OPTIONS) -> SharedBowl:
+    """The joint law with its power laws of the optima relaxed: one tilted quadratic bowl
+    (:func:`jaxscale.laws.hparam_bowl.tilted_quadratic`) shared by every group, each group its own
+    centre and floor, fitted to the windows' runs by the joint fit's Huber loss of log residuals
+    (rho = tanh of a free coordinate, so that the bowl keeps a minimum). Between the two routes: its
+    centres differ from the per-group quadratics' optima by what one shared shape moves them, and
+    the power laws through them from the joint law's by what placing the centres on a power law
+    inside the loss fit does. Started from the per-group optima (a group's lowest run where its
+    optimum is undefined), curvatures 0.01 and tilt 0.3."""
+    rows = in_windows(runs)
+    group = runs.group[rows]
+    count = int(runs.group.max()) + 1
+    lowest = [np.argmin(np.where(runs.group == g, runs.loss, np.inf)) for g in range(count)]
+    o = per_group.optima
+    centre_lr = np.where(np.isfinite(o["lr_opt"]), o["lr_opt"], runs.lr[lowest])
+    centre_batch = np.where(np.isfinite(o["batch_opt"]), o["batch_opt"], runs.batch[lowest])
+    theta0 = np.r_[np.log(0.01), np.log(0.01), np.arctanh(0.3), np.log(centre_lr), np.log(centre_batch),
+                   np.log(runs.loss[lowest])]
+    data = tuple(jnp.asarray(v) for v in (np.log(runs.lr[rows]), np.log(runs.batch[rows]), np.log(runs.loss[rows]),
+                                          group))
+    sol = lbfgs.minimize(_shared_bowl_objective, jnp.asarray(theta0), data, options)
+    theta = np.asarray(sol.theta)
+    return SharedBowl(float(np.exp(theta[0])), float(np.exp(theta[1])), float(np.tanh(theta[2])),
+                      np.exp(theta[3:3 + count]), np.exp(theta[3 + count:3 + 2 * count]),
+                      np.exp(theta[3 + 2 * count:]), bool(sol.converged))
+
+
 @float64
 def fit_joint(runs: GridRuns, per_group: HyperparameterFit | None = None, law: Law = hparam_bowl.LAW,
               options: lbfgs.Options = JOINT_OPTIONS) -> JointFit:

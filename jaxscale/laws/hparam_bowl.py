@@ -63,15 +63,37 @@ def log_optimal_batch(p: HparamBowlParams, log_d: ArrayLike) -> jnp.ndarray:
     return jnp.log(p.batch0) + p.beta_batch * log_d
 
 
+def log_tuned(p: HparamBowlParams, log_n: ArrayLike, log_d: ArrayLike) -> jnp.ndarray:
+    """log (E + A N^(-alpha) + B_D D^(-beta)): the log loss of tuned runs (the bowl's floor), overflow-safe."""
+    E, A, B_D, alpha, beta = p[:5]
+    return lse(jnp.log(E), jnp.log(A) - alpha * log_n, jnp.log(B_D) - beta * log_d)
+
+
+def tilted_quadratic(u: ArrayLike, v: ArrayLike, k_eta: ArrayLike, k_batch: ArrayLike,
+                     rho: ArrayLike) -> jnp.ndarray:
+    """k_eta u^2 + k_B v^2 - 2 rho sqrt(k_eta k_B) u v: the loss added at log distances u, v from
+    the optimal learning rate and batch (nats, >= 0 for rho < 1)."""
+    return k_eta * u * u + k_batch * v * v - 2.0 * rho * jnp.sqrt(k_eta * k_batch) * u * v
+
+
+def bowl(p: HparamBowlParams, log_n: ArrayLike, log_d: ArrayLike, log_eta: ArrayLike,
+         log_batch: ArrayLike) -> jnp.ndarray:
+    """The loss added by a learning rate and batch off their optima eta*(N, D), B*(D)
+    (:func:`tilted_quadratic` of u = log eta - log eta*, v = log B - log B*)."""
+    u = log_eta - log_optimal_lr(p, log_n, log_d)
+    v = log_batch - log_optimal_batch(p, log_d)
+    return tilted_quadratic(u, v, p.k_eta, p.k_batch, p.rho)
+
+
+def log_loss_above(log_floor: ArrayLike, added: ArrayLike) -> jnp.ndarray:
+    """log (e^log_floor + added): a loss ``added`` nats above a floor given by its log."""
+    return log_floor + jnp.log1p(added * jnp.exp(-log_floor))
+
+
 def log_loss(p: HparamBowlParams, log_n: ArrayLike, log_d: ArrayLike, log_eta: ArrayLike,
              log_batch: ArrayLike) -> jnp.ndarray:
     """log L(N, D, eta, B), elementwise."""
-    E, A, B_D, alpha, beta = p[:5]
-    tuned = lse(jnp.log(E), jnp.log(A) - alpha * log_n, jnp.log(B_D) - beta * log_d)
-    u = log_eta - log_optimal_lr(p, log_n, log_d)
-    v = log_batch - log_optimal_batch(p, log_d)
-    bowl = p.k_eta * u * u + p.k_batch * v * v - 2.0 * p.rho * jnp.sqrt(p.k_eta * p.k_batch) * u * v
-    return tuned + jnp.log1p(bowl * jnp.exp(-tuned))
+    return log_loss_above(log_tuned(p, log_n, log_d), bowl(p, log_n, log_d, log_eta, log_batch))
 
 
 @dataclass(frozen=True)
