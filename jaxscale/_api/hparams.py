@@ -4,8 +4,9 @@ From a table of hyperparameter grids (runs at many learning rates and batch size
 the two routes of :mod:`jaxscale.fitting.hyperparameters` (each group's optimum by a declared rule,
 then Step Law's power laws through the optima, with bootstrap intervals) and
 :mod:`jaxscale.fitting.joint_hyperparameters` (one law L(N, D, eta, B) whose optimum comes from the
-implicit-differentiation solver), and whether they agree. From a published law (Step Law, DeepSeek):
-eta* and B* of a planned run.
+implicit-differentiation solver), and whether they agree; optionally the joint law's posterior by NUTS
+(:mod:`jaxscale.inference.joint_hyperparameters`), with intervals on eta*, B* and their exponents.
+From a published law (Step Law, DeepSeek): eta* and B* of a planned run.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from jaxscale._api.runs import Runs, as_runs
 from jaxscale.core.numerics import float64
 from jaxscale.fitting import hyperparameters as hp
 from jaxscale.fitting import joint_hyperparameters as jh
+from jaxscale.inference import joint_hyperparameters as jp
 from jaxscale.laws import deepseek_hparams, steplaw
 from jaxscale.laws.law import Law
 
@@ -106,13 +108,15 @@ def published_hparams(name: str, *, n: float | None = None, tokens: float | None
 @dataclass(frozen=True, repr=False)
 class HparamsReport(Result):
     """Both routes on a table of hyperparameter grids: ``per_group`` (each group's optimum and the
-    power laws through them, with bootstrap intervals) and ``joint`` (the joint law and its optima
-    by implicit differentiation; None when not fitted); ``runs`` the grids read."""
+    power laws through them, with bootstrap intervals), ``joint`` (the joint law and its optima
+    by implicit differentiation; None when not fitted) and ``posterior`` (the joint law's NUTS
+    posterior; None when not sampled); ``runs`` the grids read."""
 
     runs: hp.GridRuns
     per_group: hp.HyperparameterFit
     joint: jh.JointFit | None = None
     source: str = field(default="table")
+    posterior: jp.JointPosterior | None = None
 
     def agreement(self) -> dict[str, dict[str, Any]]:
         """Per exponent (alpha, beta of eta*; beta_batch of B*): the joint law's, by implicit
@@ -131,18 +135,26 @@ class HparamsReport(Result):
 
     def summary(self) -> pd.DataFrame:
         """One row per exponent and scale of the per-group route's laws (estimate and 95% interval,
-        Step Law's published value), then the joint law's exponents (no interval)."""
+        Step Law's published value), then the joint law's exponents (no interval), then, with a
+        posterior, its exponents (posterior median and 95% interval)."""
         frame = self.per_group.summary().assign(route="per-group")
         if self.joint is not None:
             joint = [{"law": "hparam-bowl", "quantity": name, "estimate": value, "lower": math.nan, "upper": math.nan,
                       "published": None, "route": "joint"} for name, value in self.joint.exponents.items()]
             frame = pd.concat([frame, pd.DataFrame(joint)], ignore_index=True)
+        if self.posterior is not None:
+            rows_ = self.posterior.summary().head(len(jp.EXPONENTS)).assign(law="hparam-bowl", route="joint posterior")
+            frame = pd.concat([frame, rows_], ignore_index=True)
         return frame[[*COLUMNS, *(c for c in frame.columns if c not in COLUMNS)]]
 
     def _report(self) -> dict[str, Any]:
+        posterior = None
+        if self.posterior is not None:
+            posterior = {**self.posterior.to_dict(), "agreement": self.posterior.agreement(self.per_group)}
         return {"source": self.source, "runs": len(self.runs.loss), "groups": len(self.per_group.optima),
                 "per_group": self.per_group.to_dict(),
-                "joint": None if self.joint is None else self.joint.to_dict(), "agreement": self.agreement()}
+                "joint": None if self.joint is None else self.joint.to_dict(), "agreement": self.agreement(),
+                "posterior": posterior}
 
     def plot(self) -> Figures:
         """``landscapes``: each group's loss over (eta, B) with its optima; ``lr_law``: the optima and
@@ -160,7 +172,8 @@ class HparamsReport(Result):
 def hparams(runs: Runs | None = None, *, published: str | None = None, n: float | None = None,
             tokens: float | None = None, compute: float | None = None, lr_col: str | None = None,
             batch_col: str | None = None, smoothed_col: str | None = None, sequence_length: float = 1.0,
-            bootstrap: int = 1000, seed: int = 0, joint: bool = True) -> HparamsReport | PublishedHparams:
+            bootstrap: int = 1000, seed: int = 0, joint: bool = True, posterior: bool = False, chains: int = 4,
+            warmup: int = 1000, samples: int = 1000, progress: bool = True) -> HparamsReport | PublishedHparams:
     """The optimal peak learning rate and batch size, fitted to hyperparameter grids or published.
 
     Step Law's forms (Li et al. 2025) are fitted: eta*(N, D) = A N^-alpha D^beta and
@@ -190,6 +203,12 @@ def hparams(runs: Runs | None = None, *, published: str | None = None, n: float 
         bootstrap: resamples of runs within groups for the intervals (0: none).
         seed: the resamples' seed.
         joint: also fit the joint law L(N, D, eta, B).
+        posterior: also sample the joint law's posterior by NUTS
+            (:mod:`jaxscale.inference.joint_hyperparameters`; needs ``joint``): 95% intervals on eta*
+            and B* at every group's (N, D) and on their exponents, and the declared comparison with
+            the per-group route.
+        chains, warmup, samples: NUTS chains, warmup steps and draws per chain (with ``posterior``).
+        progress: NumPyro's progress bars, where they redraw in place.
 
     Returns:
         A :class:`HparamsReport` (from ``runs``) or a :class:`PublishedHparams` (from ``published``:
@@ -203,8 +222,12 @@ def hparams(runs: Runs | None = None, *, published: str | None = None, n: float 
         raise ValueError("give a runs table of hyperparameter grids, or --published steplaw|deepseek")
     if bootstrap < 0:
         raise ValueError(f"--bootstrap must be >= 0, got {bootstrap}")
+    if posterior and not joint:
+        raise ValueError("the posterior is the joint law's: it cannot be sampled without the joint law")
+    config = jp.nuts_config(chains=chains, warmup=warmup, samples=samples, seed=seed, progress_bar=progress)
     grids = hp.grid_runs(as_runs(runs), lr_col=lr_col, batch_col=batch_col, smoothed_col=smoothed_col,
                          sequence_length=sequence_length)
     per_group = hp.fit_hyperparameters(grids, resamples=bootstrap, seed=seed)
     fitted = jh.fit_joint(grids, per_group) if joint else None
-    return HparamsReport(grids, per_group, fitted, str(runs) if isinstance(runs, (str, Path)) else "table")
+    sampled = jp.sample_joint(grids, fitted, config) if posterior else None
+    return HparamsReport(grids, per_group, fitted, str(runs) if isinstance(runs, (str, Path)) else "table", sampled)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from jaxscale.cli import _options as o
+from jaxscale.cli.bayes import one_cpu_device_per_chain
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,9 +40,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     o.add_bootstrap(p, default=1000, what="resamples of runs within groups for 95%% intervals")
     o.add_seed(p)
     p.add_argument("--no-joint", action="store_true", help="skip the joint law L(N, D, eta, B)")
+    p.add_argument("--posterior", action="store_true", help="also sample the joint law's posterior by NUTS: 95%% "
+                   "intervals on eta*, B* of every group and on their exponents (minutes on a CPU)")
+    p.add_argument("--chains", type=o.at_least(1), default=4, help="NUTS chains (default: %(default)s)")
+    p.add_argument("--warmup", type=o.at_least(0), default=1000, help="warmup steps per chain (default: %(default)s)")
+    p.add_argument("--samples", type=o.at_least(1), default=1000, help="draws per chain (default: %(default)s)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     o.add_out(p, "the figures (landscapes.png: each group's loss over (eta, B); lr_law.png: eta*(N, D) with its band)")
     o.add_json(p)
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, prepare=_prepare)
+
+
+def _prepare(args: argparse.Namespace) -> None:
+    if args.posterior:
+        one_cpu_device_per_chain(args)
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -51,6 +63,8 @@ def _check(args: argparse.Namespace) -> None:
         raise ValueError("give RUNS or --published, not both")
     if args.published is None and any(v is not None for v in (args.n, args.tokens, args.compute)):
         raise ValueError("--n, --tokens and --compute go with --published")
+    if args.posterior and (args.published is not None or args.no_joint):
+        raise ValueError("--posterior samples the joint law fitted to RUNS: not with --published or --no-joint")
     o.check_out(args.out)
 
 
@@ -62,12 +76,18 @@ def run(args: argparse.Namespace) -> int:
                      published=args.published, n=args.n, tokens=args.tokens, compute=args.compute,
                      lr_col=args.lr_col, batch_col=args.batch_col, smoothed_col=args.smoothed_col,
                      sequence_length=args.sequence_length, bootstrap=args.bootstrap, seed=args.seed,
-                     joint=not args.no_joint)
+                     joint=not args.no_joint, posterior=args.posterior, chains=args.chains, warmup=args.warmup,
+                     samples=args.samples, progress=not args.no_progress)
     return o.report(result, args, _print)
 
 
 def _num(value) -> str:
     return "undefined" if value is None else f"{value:.4g}"
+
+
+def _interval(group: dict, name: str) -> str:
+    lower, upper = group.get(f"{name}_lower"), group.get(f"{name}_upper")
+    return "" if lower is None or upper is None else f" [{lower:.4g}, {upper:.4g}]"
 
 
 def _print(numbers: dict) -> None:
@@ -86,8 +106,8 @@ def _print(numbers: dict) -> None:
           f"loss column {per_group['loss_column']!r}, window {per_group['window']:.0%}")
     print("| N | D | runs | window | eta* | B* (tokens) |\n|---|---|---|---|---|---|")
     for g in per_group["groups"]:
-        print(f"| {g['N']:.4g} | {g['D']:.4g} | {g['runs']} | {g['window_runs']} | {_num(g['lr_opt'])} | "
-              f"{_num(g['batch_opt'])} |")
+        print(f"| {g['N']:.4g} | {g['D']:.4g} | {g['runs']} | {g['window_runs']} | "
+              f"{_num(g['lr_opt'])}{_interval(g, 'lr_opt')} | {_num(g['batch_opt'])}{_interval(g, 'batch_opt')} |")
     print(f"\npower laws through the optima (95% intervals from {per_group['resamples']} resamples of runs within "
           "groups):")
     for name, law in per_group["laws"].items():
@@ -104,5 +124,24 @@ def _print(numbers: dict) -> None:
             where = "" if a["inside"] is None else (" inside" if a["inside"] else " outside")
             print(f"  {name:<11} {_num(a['joint'])}{where} the per-group interval"
                   + ("" if ci is None else f" [{ci[0]:.4g}, {ci[1]:.4g}]"))
+    if numbers.get("posterior") is not None:
+        _print_posterior(numbers["posterior"])
     for path in numbers.get("files", []):
         print(f"wrote {path}")
+
+
+def _print_posterior(posterior: dict) -> None:
+    agreement = posterior["agreement"]
+    print(f"\njoint law's posterior (NUTS, {posterior['sampler_seconds']:.0f} s; {posterior['divergences']} divergent "
+          f"transitions, largest R-hat {posterior['r_hat_max']:.3f}): medians, 95% intervals")
+    for row in posterior["posterior"]:
+        if row["quantity"] in agreement["exponents"]:
+            a = agreement["exponents"][row["quantity"]]
+            ci = a["per_group_ci95"]
+            overlap = "" if a["overlap"] is None else (" overlaps" if a["overlap"] else " does not overlap")
+            print(f"  {row['quantity']:<11} {_num(row['estimate'])} [{_num(row['lower'])}, {_num(row['upper'])}]"
+                  f"{overlap} the per-group interval" + ("" if ci is None else f" [{ci[0]:.4g}, {ci[1]:.4g}]"))
+    print(f"  eta*(N, D) of the joint law inside the group's own 95% interval: {agreement['groups_inside']} of "
+          f"{agreement['groups_compared']} groups")
+    for problem in posterior["problems"]:
+        print(f"  warning: {problem}")

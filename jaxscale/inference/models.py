@@ -131,6 +131,31 @@ def _per_group(plate: Any, on: bool) -> Any:
     return plate if on else contextlib.nullcontext()
 
 
+def coordinates(law: Law, log_x: tuple[jnp.ndarray, ...], priors: NoisePriors | None = None,
+                groups: Groups | None = None, plate: Any = None,
+                names: tuple[str, ...] | None = None) -> dict[str, jnp.ndarray]:
+    """Draw the law's vector coordinates (or those of them in ``names``) from their priors (module
+    docstring): scales as Normal logs, exponents truncated to > 0, the centred intercepts through
+    their centred form about the mean of ``log_x`` (the runs' log inputs); with ``groups``, the
+    coordinates that vary are drawn in ``plate``, one per group. Returns name -> value."""
+    prior = coordinate_priors(law, priors)
+    per_group = varying(law, groups)
+    centred = centring(law, per_group)
+    scales = {name for name, log in zip(law.vector_names, law.log_scale) if log}
+    value: dict[str, jnp.ndarray] = {}
+    for name in (c for c in _sampling_order(law) if names is None or c in names):
+        with _per_group(plate, name in per_group):
+            if name in centred:
+                slope, k = centred[name]
+                centre = _centre(log_x[k], groups if name in per_group else None)
+                value[name] = _centred_intercept(name, prior[name], value[slope], centre)
+            elif name in scales:
+                value[name] = numpyro.sample(name, dist.Normal(*prior[name]))
+            else:
+                value[name] = _positive(name, prior[name])
+    return value
+
+
 def law_model(law: Law, inputs: tuple[ArrayLike, ...], loss: ArrayLike | None = None,
               priors: NoisePriors | None = None, groups: Groups | None = None) -> None:
     """The law in log space with a Student-t likelihood:
@@ -141,22 +166,9 @@ def law_model(law: Law, inputs: tuple[ArrayLike, ...], loss: ArrayLike | None = 
     ``<name>`` deterministic) and ``sigma``, of shape [count] where they vary per group.
     Without ``loss`` it draws from the prior predictive."""
     log_x = tuple(jnp.log(x) for x in inputs)
-    prior = coordinate_priors(law, priors)
     per_group = varying(law, groups)
-    centred = centring(law, per_group)
-    scales = {name for name, log in zip(law.vector_names, law.log_scale) if log}
     plate = None if groups is None else numpyro.plate("groups", groups.count)
-    value: dict[str, jnp.ndarray] = {}
-    for name in _sampling_order(law):
-        with _per_group(plate, name in per_group):
-            if name in centred:
-                slope, k = centred[name]
-                centre = _centre(log_x[k], groups if name in per_group else None)
-                value[name] = _centred_intercept(name, prior[name], value[slope], centre)
-            elif name in scales:
-                value[name] = numpyro.sample(name, dist.Normal(*prior[name]))
-            else:
-                value[name] = _positive(name, prior[name])
+    value = coordinates(law, log_x, priors, groups, plate)
     rows = [value[name][groups.index] if name in per_group else value[name] for name in law.vector_names]
     params = law.from_vector(jnp.stack([jnp.broadcast_to(row, log_x[0].shape) for row in rows], -1))
     noise = law.priors if priors is None else priors

@@ -144,18 +144,19 @@ def check_pointwise(config: NutsConfig, rows: int) -> None:
 
 def nuts_idata(model: Any, data: tuple, init: Mapping[str, Any], config: NutsConfig,
                quantities: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]], warn: bool = True,
-               groups: Sequence[str] | None = None,
+               groups: Sequence[str] | None = None, rows: int | None = None,
                ) -> tuple[dict[str, np.ndarray], az.InferenceData, diagnostics.Diagnostics, float]:
     """NUTS on ``model(*data)`` from ``init``: the draws by chain ([chains, samples, ...]), their
     InferenceData with ``quantities(draws)`` added, its diagnostics (warned about with ``warn``)
-    and the sampler's wall time. Draws with a trailing axis are per group, named ``groups``."""
+    and the sampler's wall time. Draws with a trailing axis are per group, named ``groups``;
+    ``rows`` the observations (default: the size of ``data``'s last element, the loss)."""
     t0 = time.perf_counter()
     mcmc = run_nuts(model, *data, init=init, config=config)
     by_chain = {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
     seconds = time.perf_counter() - t0
     coords = None if groups is None else {"group": list(groups)}
     idata = az.from_numpyro(mcmc, coords=coords, dims={k: ["group"] for k, v in by_chain.items() if v.ndim == 3},
-                            log_likelihood=keeps_pointwise(config, np.size(data[-1])))
+                            log_likelihood=keeps_pointwise(config, np.size(data[-1]) if rows is None else rows))
     for name, values in quantities(by_chain).items():
         idata.posterior[name] = (("chain", "draw", "group")[:values.ndim], values)
     diag = diagnostics.diagnose(idata)

@@ -49,10 +49,27 @@ def test_a_grid_table_goes_through_the_command_with_its_figures(tmp_path, capsys
     assert (tmp_path / "figs" / "lr_law.png").stat().st_size > 0
 
 
+@pytest.mark.slow
+def test_the_joint_laws_posterior_is_printed_beside_the_per_group_intervals(tmp_path, capsys):
+    path = tmp_path / "grid.csv"
+    _grid(noise=2e-4, seed=3).to_csv(path, index=False)
+    argv = ["hparams", path, "--sequence-length", "2048", "--bootstrap", "50", "--posterior", "--chains", "2",
+            "--warmup", "100", "--samples", "100", "--no-progress"]
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    assert "joint law's posterior (NUTS" in out and "inside the group's own 95% interval:" in out
+    code, out, _ = run_cli(capsys, *argv, "--json")
+    posterior = json.loads(out)["posterior"]
+    assert code == 0 and posterior["posterior"][0]["quantity"] == "alpha"
+    assert set(posterior["agreement"]["exponents"]) == {"alpha", "beta", "beta_batch"}
+
+
 @pytest.mark.parametrize("argv, message", [
     (["hparams"], "give RUNS"),
     (["hparams", "--published", "steplaw", "--compute", "1e24"], "needs --tokens, --n"),
     (["hparams", "x.csv", "--n", "1e9"], "go with --published"),
+    (["hparams", "--published", "steplaw", "--n", "1e9", "--tokens", "1e11", "--posterior"], "--posterior samples"),
+    (["hparams", "x.csv", "--no-joint", "--posterior"], "--posterior samples"),
     (["schedule", "--steps", "100", "--peak-lr", "3e-4"], "give RUNS with --fit-runs, or --published"),
     (["schedule", "--published", "luo-25m", "--steps", "100", "--peak-lr", "3e-4", "--warmup-steps", "100"],
      "warmup_steps < steps - 1"),
