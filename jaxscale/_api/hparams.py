@@ -158,12 +158,16 @@ class HparamsReport(Result):
 
     def plot(self) -> Figures:
         """``landscapes``: each group's loss over (eta, B) with its optima; ``lr_law``: the optima and
-        the fitted eta*(N, D) with its band, Step Law's published law dashed."""
-        from jaxscale.plots.hparams import landscape_figure, lr_law_figure
+        the fitted eta*(N, D) with its band, Step Law's published law dashed; with a posterior,
+        ``agreement``: each group's own optimum and the joint law's eta*, both with 95% intervals."""
+        from jaxscale.plots.hparams import agreement_figure, landscape_figure, lr_law_figure
 
         published = steplaw.PUBLISHED_LR if self.per_group.lr.law is steplaw.LR_LAW else None
-        return Figures(landscapes=landscape_figure(self.runs, self.per_group, self.joint),
-                       lr_law=lr_law_figure(self.per_group, published))
+        figures = {"landscapes": landscape_figure(self.runs, self.per_group, self.joint),
+                   "lr_law": lr_law_figure(self.per_group, published)}
+        if self.posterior is not None:
+            figures["agreement"] = agreement_figure(self.per_group, self.posterior)
+        return Figures(**figures)
 
     def _title(self) -> str:
         return f"HparamsReport ({self.source})"

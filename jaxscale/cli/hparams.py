@@ -46,7 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--warmup", type=o.at_least(0), default=1000, help="warmup steps per chain (default: %(default)s)")
     p.add_argument("--samples", type=o.at_least(1), default=1000, help="draws per chain (default: %(default)s)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    o.add_out(p, "the figures (landscapes.png: each group's loss over (eta, B); lr_law.png: eta*(N, D) with its band)")
+    o.add_out(p, "the figures (landscapes.png: each group's loss over (eta, B); lr_law.png: eta*(N, D) with its band; "
+              "with --posterior, agreement.png: both routes' eta* group by group)")
     o.add_json(p)
     p.set_defaults(run=run, prepare=_prepare)
 

@@ -1,6 +1,7 @@
 """Figures of the optimal learning rate and batch size (:mod:`jaxscale.fitting.hyperparameters`):
 each group's loss landscape over (log eta, log B) with its optimum, and the fitted eta*(N, D)
-against the groups' optima with its bootstrap band."""
+against the groups' optima with its bootstrap band; and, with the joint law's posterior, both
+routes' eta* group by group."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from matplotlib.figure import Figure
 
 from jaxscale.fitting.hyperparameters import WINDOW, GridRuns, HyperparameterFit
 from jaxscale.fitting.joint_hyperparameters import JointFit
+from jaxscale.inference.joint_hyperparameters import JointPosterior
 from jaxscale.laws.law import Law
 
 
@@ -86,4 +88,29 @@ def lr_law_figure(fit: HyperparameterFit, published=None) -> Figure:
     ax.set_title(f"{law.formula}: fitted (lines, 95% band)" + (", published (dashed)" if published is not None else ""),
                  fontsize=9)
     ax.grid(alpha=0.3, which="both")
+    return fig
+
+
+def agreement_figure(fit: HyperparameterFit, posterior: JointPosterior) -> Figure:
+    """Per group: its own optimal learning rate with the 95% bootstrap interval (per-group route)
+    beside the joint law's eta*(N, D), posterior median and 95% interval, the groups ordered by N
+    then D; an interval that is undefined (no bootstrap) is drawn as the point alone."""
+    fig = Figure(figsize=(6.4, 0.3 * len(fit.optima) + 1.4), layout="constrained")
+    ax = fig.subplots()
+    o = fit.optima.reset_index(drop=True)
+    rows = np.arange(len(o))
+    own = o["lr_opt"].to_numpy()
+    below, above = np.nan_to_num(own - o["lr_opt_lower"].to_numpy()), np.nan_to_num(o["lr_opt_upper"].to_numpy() - own)
+    ax.errorbar(own, rows - 0.12, xerr=[below, above],
+                fmt="o", color="tab:blue", markersize=4, capsize=2, label="each group's optimum (95% bootstrap)")
+    lo, mid, hi = np.nanpercentile(posterior.optima.lr, [2.5, 50, 97.5], axis=0)
+    ax.errorbar(mid, rows + 0.12, xerr=[mid - lo, hi - mid], fmt="s", color="tab:orange", markersize=4, capsize=2,
+                label="joint law's eta*(N, D) (95% posterior)")
+    ax.set_yticks(rows, [f"N {n:.3g}, D {d:.3g}" for n, d in zip(o["N"], o["D"])], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlabel("optimal peak learning rate")
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title("the two routes to eta*, group by group", fontsize=9)
+    ax.grid(alpha=0.3, which="both", axis="x")
     return fig

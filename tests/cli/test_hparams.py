@@ -58,9 +58,11 @@ def test_the_joint_laws_posterior_is_printed_beside_the_per_group_intervals(tmp_
     code, out, err = run_cli(capsys, *argv)
     assert code == 0, err
     assert "joint law's posterior (NUTS" in out and "inside the group's own 95% interval:" in out
-    code, out, _ = run_cli(capsys, *argv, "--json")
-    posterior = json.loads(out)["posterior"]
+    code, out, _ = run_cli(capsys, *argv, "--json", "--out", tmp_path / "figs")
+    numbers = json.loads(out)
+    posterior = numbers["posterior"]
     assert code == 0 and posterior["posterior"][0]["quantity"] == "alpha"
+    assert (tmp_path / "figs" / "agreement.png").stat().st_size > 0
     assert set(posterior["agreement"]["exponents"]) == {"alpha", "beta", "beta_batch"}
 
 
