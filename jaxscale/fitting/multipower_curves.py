@@ -134,8 +134,15 @@ def _free_objective(free: jnp.ndarray, data: CurveData, fixed: Fixed) -> jnp.nda
 
 
 @functools.cache
+def _objective_of_free(fixed: Fixed) -> Any:
+    """The objective in the coordinates not ``fixed``: one object per ``fixed``, so that the
+    compiled screen and solver (cached on the function) are reused by every fit that holds the same."""
+    return functools.partial(_free_objective, fixed=fixed)
+
+
+@functools.cache
 def _values(fixed: Fixed) -> Any:
-    return jax.jit(jax.vmap(functools.partial(_free_objective, fixed=fixed), in_axes=(0, None)))
+    return jax.jit(jax.vmap(_objective_of_free(fixed), in_axes=(0, None)))
 
 
 @dataclass(frozen=True)
@@ -205,7 +212,7 @@ def fit_multipower(table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Sequ
     grid = np.unique(grid, axis=0) if held else grid  # starts that differ in a fixed coordinate alone are one
     values = np.asarray(_values(held)(jnp.asarray(grid), data))
     kept = grid[np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")[:screen]]
-    solve = lbfgs.solver(functools.partial(_free_objective, fixed=held), options)
+    solve = lbfgs.solver(_objective_of_free(held), options)
     sol = jax.tree.map(np.asarray, solve(jnp.asarray(kept), data))
     best = lbfgs.best_converged(sol)
     params = jax.tree.map(float, multipower.from_vector(embed(jnp.asarray(sol.theta[best]), held)))
