@@ -34,8 +34,6 @@ PUBLISHED = {
     "deepseek": (deepseek_hparams.LR_LAW, deepseek_hparams.PUBLISHED_LR, deepseek_hparams.BATCH_LAW,
                  deepseek_hparams.PUBLISHED_BATCH),
 }
-#: The joint law's exponents and the per-group route's parameters they correspond to.
-MATCHED = {"alpha": ("lr", "alpha"), "beta": ("lr", "beta"), "beta_batch": ("batch", "beta")}
 
 
 def _finite(value: Any) -> float | None:
@@ -125,7 +123,7 @@ class HparamsReport(Result):
         if self.joint is None:
             return {}
         out = {}
-        for name, (which, field_) in MATCHED.items():
+        for name, (which, field_) in jh.EXPONENTS.items():
             interval = getattr(self.per_group, which).interval(field_)
             value = _finite(self.joint.exponents[name])
             inside = None if interval is None or value is None else bool(interval[0] <= value <= interval[1])
@@ -143,7 +141,7 @@ class HparamsReport(Result):
                       "published": None, "route": "joint"} for name, value in self.joint.exponents.items()]
             frame = pd.concat([frame, pd.DataFrame(joint)], ignore_index=True)
         if self.posterior is not None:
-            rows_ = self.posterior.summary().head(len(jp.EXPONENTS)).assign(law="hparam-bowl", route="joint posterior")
+            rows_ = self.posterior.summary().head(len(jh.EXPONENTS)).assign(law="hparam-bowl", route="joint posterior")
             frame = pd.concat([frame, rows_], ignore_index=True)
         return frame[[*COLUMNS, *(c for c in frame.columns if c not in COLUMNS)]]
 
@@ -228,7 +226,8 @@ def hparams(runs: Runs | None = None, *, published: str | None = None, n: float 
         raise ValueError(f"--bootstrap must be >= 0, got {bootstrap}")
     if posterior and not joint:
         raise ValueError("the posterior is the joint law's: it cannot be sampled without the joint law")
-    config = jp.nuts_config(chains=chains, warmup=warmup, samples=samples, seed=seed, progress_bar=progress)
+    config = jp.nuts_config(chains=chains, warmup=warmup, samples=samples, seed=seed,
+                            progress_bar=progress) if posterior else None
     grids = hp.grid_runs(as_runs(runs), lr_col=lr_col, batch_col=batch_col, smoothed_col=smoothed_col,
                          sequence_length=sequence_length)
     per_group = hp.fit_hyperparameters(grids, resamples=bootstrap, seed=seed)

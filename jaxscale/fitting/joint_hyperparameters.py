@@ -61,6 +61,19 @@ JOINT_OPTIONS = lbfgs.Options(max_iter=20000, ftol=1e-13, gtol=1e-10)
 
 #: Mis-set factors of the learning rate and the batch whose cost in loss is reported.
 MISSET_FACTORS = (0.5, 2.0)
+#: The optima's exponents in Step Law's names, and the per-group route's law and parameter each is
+#: compared with (:class:`~jaxscale.fitting.hyperparameters.HyperparameterFit`'s ``lr`` and ``batch``).
+EXPONENTS = {"alpha": ("lr", "alpha"), "beta": ("lr", "beta"), "beta_batch": ("batch", "beta")}
+
+
+def median_exponents(lr_exponent_n: np.ndarray, lr_exponent_d: np.ndarray,
+                     batch_exponent_d: np.ndarray) -> dict[str, np.ndarray]:
+    """The exponents of :data:`EXPONENTS` from the local ones at every group (last axis: [G] for a
+    fit, [S, G] for draws): alpha = -d log eta*/d log N, beta = d log eta*/d log D and
+    beta_batch = d log B*/d log D, each the median over the groups where defined (a power-law bowl
+    has the same at every point)."""
+    return {"alpha": -np.nanmedian(lr_exponent_n, axis=-1), "beta": np.nanmedian(lr_exponent_d, axis=-1),
+            "beta_batch": np.nanmedian(batch_exponent_d, axis=-1)}
 
 
 def in_windows(runs: GridRuns) -> np.ndarray:
@@ -143,12 +156,10 @@ class JointFit:
 
     @property
     def exponents(self) -> dict[str, float]:
-        """The local exponents of eta*(N, D) and B*(D) by implicit differentiation, as Step Law names
-        them (alpha = -d log eta*/d log N, beta = d log eta*/d log D, beta_batch = d log B*/d log D),
-        their median over the groups (a power-law bowl has the same at every point)."""
+        """The exponents of eta*(N, D) and B*(D) by implicit differentiation (:func:`median_exponents`)."""
         o = self.optima
-        return {"alpha": float(-np.median(o["lr_exponent_n"])), "beta": float(np.median(o["lr_exponent_d"])),
-                "beta_batch": float(np.median(o["batch_exponent_d"]))}
+        return {k: float(v) for k, v in median_exponents(o["lr_exponent_n"].to_numpy(), o["lr_exponent_d"].to_numpy(),
+                                                         o["batch_exponent_d"].to_numpy()).items()}
 
     def to_dict(self) -> dict[str, Any]:
         """The law's parameters, the fit's objective and size, the exponents and each group's optimum
