@@ -191,6 +191,33 @@ def add_out(p: argparse.ArgumentParser, what: str, default: Path | None = None) 
     p.add_argument("--out", type=Path, default=default, metavar="DIR", help=f"directory for {what}{after}")
 
 
+def add_nuts(p: argparse.ArgumentParser) -> None:
+    """--chains, --warmup, --samples and --no-progress of a command that samples by NUTS (its
+    ``prepare`` is :func:`one_cpu_device_per_chain`)."""
+    p.add_argument("--chains", type=at_least(1), default=4, help="NUTS chains (default: %(default)s)")
+    p.add_argument("--warmup", type=at_least(0), default=1000, help="warmup steps per chain (default: %(default)s)")
+    p.add_argument("--samples", type=at_least(1), default=1000, help="draws per chain (default: %(default)s)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def one_cpu_device_per_chain(args: argparse.Namespace) -> None:
+    """Before JAX starts its backend: one CPU device per chain, so that NumPyro runs the chains
+    in parallel (``chain_method="auto"``, :mod:`jaxscale.inference.sample`; no effect on GPU or
+    TPU), through JAX's ``jax_num_cpu_devices``. A device count already chosen (the XLA flag
+    ``--xla_force_host_platform_device_count`` or ``JAX_NUM_CPU_DEVICES``) is kept; once a backend
+    is running (``main`` called from Python after JAX computed), JAX refuses the setting
+    (RuntimeError) and this process keeps its devices."""
+    import jax
+
+    chosen = "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", "")
+    if chosen or jax.config.jax_num_cpu_devices >= 0:
+        return
+    try:
+        jax.config.update("jax_num_cpu_devices", max(args.chains, 1))
+    except RuntimeError:  # the backend is running already
+        pass
+
+
 def add_json(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from jaxscale.cli import _options as o
 
@@ -20,9 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     o.add_table(p)
     o.add_law(p)
-    p.add_argument("--chains", type=o.at_least(1), default=4, help="NUTS chains (default: %(default)s)")
-    p.add_argument("--warmup", type=o.at_least(0), default=1000, help="warmup steps per chain (default: %(default)s)")
-    p.add_argument("--samples", type=o.at_least(1), default=1000, help="draws per chain (default: %(default)s)")
+    o.add_nuts(p)
     o.add_seed(p, "seed of the sampler")
     p.add_argument("--target-accept", type=o.between(0, 1), default=0.8,
                    help="NUTS target acceptance (default: %(default)s)")
@@ -53,27 +50,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "the 50/80/90%% predictive-interval coverage on the rest")
     p.add_argument("--holdout-by", choices=("n", "c"), default="n", help="holdout split variable (default: %(default)s)")
     o.add_out(p, "posterior.nc (ArviZ InferenceData) and the figures")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     o.add_json(p)
-    p.set_defaults(run=run, prepare=one_cpu_device_per_chain)
-
-
-def one_cpu_device_per_chain(args: argparse.Namespace) -> None:
-    """Before JAX starts its backend: one CPU device per chain, so that NumPyro runs the chains
-    in parallel (``chain_method="auto"``, :mod:`jaxscale.inference.sample`; no effect on GPU or
-    TPU), through JAX's ``jax_num_cpu_devices``. A device count already chosen (the XLA flag
-    ``--xla_force_host_platform_device_count`` or ``JAX_NUM_CPU_DEVICES``) is kept; once a backend
-    is running (``main`` called from Python after JAX computed), JAX refuses the setting
-    (RuntimeError) and this process keeps its devices."""
-    import jax
-
-    chosen = "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", "")
-    if chosen or jax.config.jax_num_cpu_devices >= 0:
-        return
-    try:
-        jax.config.update("jax_num_cpu_devices", max(args.chains, 1))
-    except RuntimeError:  # the backend is running already
-        pass
+    p.set_defaults(run=run, prepare=o.one_cpu_device_per_chain)
 
 
 def run(args: argparse.Namespace) -> int:

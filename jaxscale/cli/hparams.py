@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from jaxscale.cli import _options as o
-from jaxscale.cli.bayes import one_cpu_device_per_chain
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,10 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-joint", action="store_true", help="skip the joint law L(N, D, eta, B)")
     p.add_argument("--posterior", action="store_true", help="also sample the joint law's posterior by NUTS: 95%% "
                    "intervals on eta*, B* of every group and on their exponents (minutes on a CPU)")
-    p.add_argument("--chains", type=o.at_least(1), default=4, help="NUTS chains (default: %(default)s)")
-    p.add_argument("--warmup", type=o.at_least(0), default=1000, help="warmup steps per chain (default: %(default)s)")
-    p.add_argument("--samples", type=o.at_least(1), default=1000, help="draws per chain (default: %(default)s)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    o.add_nuts(p)
     o.add_out(p, "the figures (landscapes.png: each group's loss over (eta, B); lr_law.png: eta*(N, D) with its band; "
               "with --posterior, agreement.png: both routes' eta* group by group)")
     o.add_json(p)
@@ -54,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _prepare(args: argparse.Namespace) -> None:
     if args.posterior:
-        one_cpu_device_per_chain(args)
+        o.one_cpu_device_per_chain(args)
 
 
 def _check(args: argparse.Namespace) -> None:
