@@ -20,7 +20,7 @@ nats to whatever floor), and 17 floors determine its five coordinates too weakly
 drawn as m_g ~ Normal(log T(N_g, D_g), tau), its ridges made 1.5% of the transitions diverge on
 Step Law's table (4 chains x 1,000) and R-hat of its beta 1.13 on a six-group synthetic grid
 (2 chains x 250). An earlier attempt drew the levels as offsets inside every run's mean, with the
-unregularised dense mass matrix that :func:`nuts_config` replaces, and every transition diverged;
+unregularised dense mass matrix (regularised now for models this size, :class:`~jaxscale.inference.sample.NutsConfig`), and every transition diverged;
 that parametrisation was not tried with the regularised one. The floors' prior is weak: 10% of
 the loss, against posterior SDs of ~1e-4 from each window's 20-50 runs.
 
@@ -52,7 +52,8 @@ import pandas as pd
 
 from jaxscale.core.numerics import float64
 from jaxscale.fitting.hyperparameters import GridRuns, HyperparameterFit, interval95
-from jaxscale.fitting.joint_hyperparameters import JointFit, in_windows, window_table
+from jaxscale.fitting.curvature import robust_sigma
+from jaxscale.fitting.joint_hyperparameters import EXPONENTS, JointFit, in_windows, median_exponents, window_table
 from jaxscale.inference import models
 from jaxscale.inference.diagnostics import Diagnostics
 from jaxscale.inference.refit import nuts_idata
@@ -65,21 +66,14 @@ from jaxscale.optimum import hyperparameters as optimum
 BOWL = ("log_eta0", "alpha_eta", "beta_eta", "log_batch0", "beta_batch", "log_k_eta", "log_k_batch", "rho")  # rho last
 #: Scale of the Normal prior of each group's floor m_g about its lowest log loss.
 FLOOR_SCALE = 0.1
-#: The exponents reported, as :attr:`jaxscale.fitting.joint_hyperparameters.JointFit.exponents`
-#: names them, and the per-group route's law and field each is compared with.
-EXPONENTS = {"alpha": ("lr", "alpha"), "beta": ("lr", "beta"), "beta_batch": ("batch", "beta")}
 
 
 def nuts_config(**settings: Any) -> NutsConfig:
-    """The sampler's settings for this model: NumPyro's regularised mass matrix and a small jitter,
-    ``settings`` (chains, warmup, samples, seed, ...) as given.
-
-    Regularised because the model has 30-odd coordinates: the first window of the dense mass
-    matrix's adaptation (25 draws) estimates a singular covariance, and with it every transition
-    diverged (on Step Law's table). The jitter of each chain's start is 1e-4 in the unconstrained
-    space, the order of the group levels' posterior SDs (the default 0.1 starts a chain hundreds of
-    SDs from the mode)."""
-    return NutsConfig(**{"regularize_mass": True, "init_jitter": 1e-4, **settings})
+    """The sampler's settings for this model: a jitter of 1e-4 of each chain's start in the
+    unconstrained space, the order of the floors' posterior SDs (the default 0.1 starts a chain
+    hundreds of SDs from the mode), ``settings`` (chains, warmup, samples, seed, ...) as given. (Its
+    30-odd coordinates have the mass matrix regularised: :class:`~jaxscale.inference.sample.NutsConfig`.)"""
+    return NutsConfig(**{"init_jitter": 1e-4, **settings})
 
 
 class JointData(NamedTuple):
@@ -131,10 +125,10 @@ def start(fit: JointFit, data: JointData) -> dict[str, Any]:
     """Values of every sample site at the profiled fit ``fit``: its bowl, m_g each group's tuned
     log loss plus its level, sigma the residuals' robust scale (floored at 1e-4)."""
     law = hparam_bowl.LAW
-    group_x = [pd.Series(np.asarray(x)).groupby(np.asarray(data.group)).first().to_numpy() for x in data.log_x[:2]]
-    m = np.asarray(hparam_bowl.log_tuned(fit.params, *group_x)) + fit.levels
+    log_n, log_d = np.log(fit.optima["N"].to_numpy()), np.log(fit.optima["D"].to_numpy())
+    m = np.asarray(hparam_bowl.log_tuned(fit.params, log_n, log_d)) + fit.levels
     residual = np.asarray(data.log_loss - law.log_loss(fit.params, *data.log_x)) - fit.levels[data.group]
-    sigma = max(1.4826 * float(np.median(np.abs(residual))), 1e-4)
+    sigma = max(robust_sigma(residual), 1e-4)
     sites = models.sites(law, fit.params, tuple(np.exp(x) for x in data.log_x), sigma)
     kept = {name: value for name, value in sites.items() if name in BOWL or name.removesuffix("_c") in BOWL}
     return {**kept, "sigma": sigma, "m": m}
@@ -159,11 +153,10 @@ class JointPosterior:
 
     @property
     def exponents(self) -> dict[str, np.ndarray]:
-        """[S] draws of each exponent (:data:`EXPONENTS`), the median over the groups of each draw's
-        local exponent (a power-law bowl has one value at every point)."""
+        """[S] draws of each exponent of :data:`~jaxscale.fitting.joint_hyperparameters.EXPONENTS`
+        (:func:`~jaxscale.fitting.joint_hyperparameters.median_exponents` of each draw)."""
         o = self.optima
-        return {"alpha": -np.nanmedian(o.lr_exponent_n, axis=1), "beta": np.nanmedian(o.lr_exponent_d, axis=1),
-                "beta_batch": np.nanmedian(o.batch_exponent_d, axis=1)}
+        return median_exponents(o.lr_exponent_n, o.lr_exponent_d, o.batch_exponent_d)
 
     def summary(self) -> pd.DataFrame:
         """quantity, estimate (posterior median), lower, upper (95% central interval): the exponents,
