@@ -100,13 +100,17 @@ def starts(data: CurveData) -> np.ndarray:
     return np.array(np.meshgrid(*axes, indexing="ij")).reshape(len(axes), -1).T
 
 
-#: Coordinates held at given values: (index in the vector, value in vector coordinates), sorted.
-Fixed = tuple[tuple[int, float], ...]
+class Fixed(NamedTuple):
+    """Coordinates held at given values: their ``indices`` in the vector (sorted) and ``values`` (in
+    vector coordinates: the log of a scale)."""
+
+    indices: tuple[int, ...]
+    values: tuple[float, ...]
 
 
 def fixed_coordinates(fixed: Mapping[str, float] | None) -> Fixed:
-    """``fixed`` (parameter name -> value, e.g. {"beta": 0.5}) in vector coordinates (the log of a
-    scale); ValueError naming an unknown parameter or a scale <= 0."""
+    """``fixed`` (parameter name -> value, e.g. {"beta": 0.5}) in vector coordinates; ValueError
+    naming an unknown parameter or a scale <= 0."""
     names = multipower.MultiPowerParams._fields
     out = []
     for name, value in (fixed or {}).items():
@@ -118,31 +122,33 @@ def fixed_coordinates(fixed: Mapping[str, float] | None) -> Fixed:
         out.append((index, float(np.log(value)) if multipower.LOG_SCALE[index] else float(value)))
     if len(out) == len(names):
         raise ValueError("every parameter is fixed: nothing is left to fit")
-    return tuple(sorted(out))
+    out.sort()
+    return Fixed(tuple(i for i, _ in out), tuple(v for _, v in out))
 
 
-def embed(free: jnp.ndarray, fixed: Fixed) -> jnp.ndarray:
-    """The whole vector: the coordinates ``fixed`` at their values, the others ``free``'s, in order."""
-    held = dict(fixed)
+def embed(free: jnp.ndarray, indices: tuple[int, ...], values: jnp.ndarray) -> jnp.ndarray:
+    """The whole vector: the coordinates ``indices`` at ``values``, the others ``free``'s, in order."""
     columns = iter(jnp.moveaxis(free, -1, 0))
-    return jnp.stack([jnp.full(free.shape[:-1], held[i], free.dtype) if i in held else next(columns)
-                      for i in range(len(multipower.LOG_SCALE))], -1)
+    return jnp.stack([jnp.broadcast_to(values[indices.index(i)], free.shape[:-1]).astype(free.dtype)
+                      if i in indices else next(columns) for i in range(len(multipower.LOG_SCALE))], -1)
 
 
-def _free_objective(free: jnp.ndarray, data: CurveData, fixed: Fixed) -> jnp.ndarray:
-    return objective(embed(free, fixed), data)
-
-
-@functools.cache
-def _objective_of_free(fixed: Fixed) -> Any:
-    """The objective in the coordinates not ``fixed``: one object per ``fixed``, so that the
-    compiled screen and solver (cached on the function) are reused by every fit that holds the same."""
-    return functools.partial(_free_objective, fixed=fixed)
+def _free_objective(free: jnp.ndarray, data: tuple[CurveData, jnp.ndarray], indices: tuple[int, ...]) -> jnp.ndarray:
+    curves, values = data
+    return objective(embed(free, indices, values), curves)
 
 
 @functools.cache
-def _values(fixed: Fixed) -> Any:
-    return jax.jit(jax.vmap(_objective_of_free(fixed), in_axes=(0, None)))
+def _objective_of_free(indices: tuple[int, ...]) -> Any:
+    """The objective in the coordinates not in ``indices``, whose values come with the data: one
+    object per set of indices, so that the compiled screen and solver (cached on the function) serve
+    every fit that holds the same parameters, at any values (a profile compiles once)."""
+    return functools.partial(_free_objective, indices=indices)
+
+
+@functools.cache
+def _values(indices: tuple[int, ...]) -> Any:
+    return jax.jit(jax.vmap(_objective_of_free(indices), in_axes=(0, None)))
 
 
 @dataclass(frozen=True)
@@ -206,16 +212,17 @@ def fit_multipower(table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Sequ
         raise ValueError("name at least one run to fit")
     t0 = time.perf_counter()
     held = fixed_coordinates(fixed)
-    free = [i for i in range(len(multipower.LOG_SCALE)) if i not in dict(held)]
+    free = [i for i in range(len(multipower.LOG_SCALE)) if i not in held.indices]
     data = jax.tree.map(jnp.asarray, curve_data(table, lrs, list(fitted), FIT_BLOCK))
     grid = starts(data)[:, free]
-    grid = np.unique(grid, axis=0) if held else grid  # starts that differ in a fixed coordinate alone are one
-    values = np.asarray(_values(held)(jnp.asarray(grid), data))
+    grid = np.unique(grid, axis=0) if held.indices else grid  # starts that differ in a fixed coordinate alone are one
+    data = (data, jnp.asarray(held.values, jnp.float64))
+    values = np.asarray(_values(held.indices)(jnp.asarray(grid), data))
     kept = grid[np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")[:screen]]
-    solve = lbfgs.solver(_objective_of_free(held), options)
+    solve = lbfgs.solver(_objective_of_free(held.indices), options)
     sol = jax.tree.map(np.asarray, solve(jnp.asarray(kept), data))
     best = lbfgs.best_converged(sol)
-    params = jax.tree.map(float, multipower.from_vector(embed(jnp.asarray(sol.theta[best]), held)))
+    params = jax.tree.map(float, multipower.from_vector(embed(jnp.asarray(sol.theta[best]), *held)))
     data = jax.tree.map(jnp.asarray, curve_data(table, lrs, list(fitted)))
     frames = [_frame(data, fitted, predict(params, data), True)]
     if predicted:
