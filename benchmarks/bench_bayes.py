@@ -3,7 +3,7 @@ setup of the same posterior, in the same process, on the same work.
 
 Work: 4 chains x 1000 warmup + 1000 draws (``--chains``, ``--warmup``, ``--samples``) of the
 Chinchilla law with the Student-t likelihood and the priors of
-:class:`jaxscale.inference.models.ChinchillaPriors`, on the runs with the 5 highest losses
+:class:`jaxscale.inference.law_model.ChinchillaPriors`, on the runs with the 5 highest losses
 dropped, started from the Approach-3 optimum (fitted once, outside the timings).
 
 - jaxscale: :func:`jaxscale.inference.sample.run_nuts`, centred intercepts, dense mass matrix,
@@ -44,7 +44,7 @@ import numpyro.distributions as dist  # noqa: E402
 from numpyro.infer import MCMC, NUTS, init_to_value  # noqa: E402
 
 from jaxscale.core.numerics import float64  # noqa: E402
-from jaxscale.inference import models, refit
+from jaxscale.inference import law_model, refit
 from jaxscale.inference.sample import NutsConfig, chain_method, run_nuts  # noqa: E402
 from jaxscale.laws import chinchilla  # noqa: E402
 from jaxscale.reconciliation import per_draw as derived  # noqa: E402
@@ -125,15 +125,15 @@ def run(args: argparse.Namespace) -> dict:
     config = NutsConfig(chains=args.chains, warmup=args.warmup, samples=args.samples, seed=args.seed,
                         progress_bar=False)
     t0, c0 = time.perf_counter(), time.process_time()
-    mcmc = run_nuts(partial(models.law_model, law), (runs.n, runs.d), runs.loss,
-                    init=models.sites(law, start, (runs.n, runs.d), sigma), config=config)
+    mcmc = run_nuts(partial(law_model.law_model, law), (runs.n, runs.d), runs.loss,
+                    init=law_model.sites(law, start, (runs.n, runs.d), sigma), config=config)
     jax.block_until_ready(mcmc.get_samples())
     results = {"jaxscale": _report(f"jaxscale (centred, dense mass, {chain_method(config)} chains)", mcmc,
                                    time.perf_counter() - t0, time.process_time() - c0)}
     results["jaxscale"] |= {"chain_method": chain_method(config), "cache_entries_before": entries,
                             "load_average": os.getloadavg()[0]}
 
-    draws = models.params_of(law, {k: np.asarray(v) for k, v in mcmc.get_samples().items()})
+    draws = law_model.params_of(law, {k: np.asarray(v) for k, v in mcmc.get_samples().items()})
     t0 = time.perf_counter()
     exponents = derived.reconciled_exponents(draws)
     seconds = time.perf_counter() - t0

@@ -27,7 +27,7 @@ Replay on real runs (:mod:`jaxscale.planning.replay`):
 - Interval (reported at every step): the 90% bootstrap percentile interval of N*(1e24) from
   :data:`RESAMPLES` = 400 resamples of the runs chosen so far, the same seed (0) at every step;
   unbounded when more than 5% of the converged refits leave N* undefined
-  (:mod:`jaxscale.planning.intervals`). Width in decades, log10(upper / lower).
+  (:mod:`jaxscale.planning.target_intervals`). Width in decades, log10(upper / lower).
 - Whole-table width W: the same interval from all 240 runs (full Approach-3 fit, same bootstrap).
 - Target width: :data:`WIDTH_MULTIPLE` x W = 1.25 W (within 25% of what the whole table determines).
 - Compute needed: the cumulative compute of the first step from which every later width is at
@@ -38,7 +38,7 @@ Replay on real runs (:mod:`jaxscale.planning.replay`):
   the same fractions at the multiples :data:`MULTIPLES` = 1.1, 1.5, 2 and 3 of W. Also recorded at every step: the prediction error on the
   holdout, the runs above 1e21 FLOP not yet chosen (mean |Lhat / L - 1|).
 
-Simulation from a known law (:mod:`jaxscale.planning.simulate`):
+Simulation from a known law (:mod:`jaxscale.planning.simulated_runs`):
 
 - Truth: Besiroglu et al.'s (2024) Chinchilla-law fit (``chinchilla.EPOCH``), at the (N, D) of the
   same 240 runs, log loss with Gaussian noise of sigma = :data:`SIM_NOISE` = 0.01 (twice the
@@ -66,10 +66,10 @@ import numpy as np
 
 from jaxscale.laws import chinchilla
 from jaxscale.optimum.allocation import optimal_allocation
-from jaxscale.planning.intervals import bootstrap_interval
+from jaxscale.planning.target_intervals import bootstrap_interval
 from jaxscale.planning.refits import first_fit, pool_of, pooled_bootstrap
 from jaxscale.planning.replay import STRATEGIES, Trace, compute_to_reach, replay, strategy
-from jaxscale.planning.simulate import simulated_runs
+from jaxscale.planning.simulated_runs import simulated_runs
 from jaxscale.planning.targets import n_star
 from jaxscale.runs.table import RunsTable, drop_highest_loss, load_runs
 

@@ -27,7 +27,7 @@ from jaxscale.lm import presets
 from jaxscale.lm import train as lm
 from jaxscale.lm.sweep import model_config
 from jaxscale.lm.tokens import TokenBatches
-from jaxscale.models.transformer import flops_per_token, matmul_params, param_counts
+from jaxscale.networks.transformer import flops_per_token, matmul_params, param_counts
 
 
 def train_throughput(spec: lm.RunSpec, steps: int) -> float:

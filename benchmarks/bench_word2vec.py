@@ -82,7 +82,7 @@ def alternating_runs(words: list[str], model: str, loss: str, args, batches: lis
     """Train gensim once, then jaxscale once per batch size, ``args.repeats`` times over, so that
     every run shares the machine's slow and fast phases. Returns gensim's words/s per run and its
     last model, and per batch size jaxscale's words/s per run and its (deterministic) result."""
-    from jaxscale.models.word2vec import Word2VecConfig
+    from jaxscale.networks.word2vec import Word2VecConfig
     from jaxscale.word2vec.train import prepare_corpus, train_word2vec
 
     sentences = [words[i : i + 10_000] for i in range(0, len(words), 10_000)]
@@ -228,7 +228,7 @@ def profile(ids, vocab, model: str, loss: str, chunks: int) -> dict:
     import jax
     import numpy as np
 
-    from jaxscale.models.word2vec import Word2VecConfig, init_params, make_train_chunk
+    from jaxscale.networks.word2vec import Word2VecConfig, init_params, make_train_chunk
     from jaxscale.word2vec.examples import epoch_examples, fixed_chunks, to_batches
     from jaxscale.word2vec.train import training_tables
 
@@ -327,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--repeats must be >= 1; got {args.repeats}")
     if args.batches is not None and args.batch is not None:
         parser.error("--batches and --batch do not go together")
-    from jaxscale.models.word2vec import Word2VecConfig
+    from jaxscale.networks.word2vec import Word2VecConfig
 
     for batch in args.batches or [args.batch]:  # jaxscale's own checks, before any training
         try:

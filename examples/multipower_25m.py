@@ -24,9 +24,9 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from jaxscale.fitting import learning_curves, multipower_curves
+from jaxscale.curves import lr_annealing_fit, multipower_fit
 from jaxscale.laws import multipower
-from jaxscale.optimum.schedules import optimal_schedule
+from jaxscale.optimum.best_schedule import optimal_schedule
 from jaxscale.runs.table import load_runs
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multipower_25m"
@@ -78,7 +78,7 @@ def errors(predictions: pd.DataFrame) -> tuple[float, float]:
 
 def main() -> None:
     table, lrs = curves()
-    fit = multipower_curves.fit_multipower(table, lrs, FITTED, PREDICTED)
+    fit = multipower_fit.fit_multipower(table, lrs, FITTED, PREDICTED)
     mpl = errors(fit.predictions[~fit.predictions["fitted"]])
     print(f"multi-power law, fitted: {fit.params}")
     print(f"  {fit.n_converged} of {fit.n_minimised} starts converged, objective {fit.objective:.6g}")
@@ -86,21 +86,21 @@ def main() -> None:
     with jax.enable_x64(True):
         published = pd.concat([pd.DataFrame({"run_id": run, "loss": d.loss, "predicted": np.asarray(
             multipower.loss(multipower.PUBLISHED_25M, jax.tree.map(jnp.asarray, d.curve)))})
-            for run, d in zip(PREDICTED, multipower_curves.curve_data(table, lrs, PREDICTED))])
-        objective = float(multipower_curves.objective(
+            for run, d in zip(PREDICTED, multipower_fit.curve_data(table, lrs, PREDICTED))])
+        objective = float(multipower_fit.objective(
             multipower.to_vector(multipower.PUBLISHED_25M),
-            jax.tree.map(jnp.asarray, multipower_curves.curve_data(table, lrs, FITTED))))
+            jax.tree.map(jnp.asarray, multipower_fit.curve_data(table, lrs, FITTED))))
     authors = errors(published)
     print(f"  the authors' parameters: mean error {authors[0]:.3%}, per-run mean {authors[1]:.3%}, "
           f"objective {objective:.6g}")
     print("profile in beta (the others refitted): beta, objective, mean error, per-run mean, cosine_72000's mean")
     for beta in PROFILE:
-        held = multipower_curves.fit_multipower(table, lrs, FITTED, PREDICTED, fixed={"beta": beta})
+        held = multipower_fit.fit_multipower(table, lrs, FITTED, PREDICTED, fixed={"beta": beta})
         judged = held.predictions[~held.predictions["fitted"]]
         every, per_run = errors(judged)
         longest = errors(judged[judged["run_id"] == "cosine_72000"])[0]
         print(f"  {beta:.3f}  {held.objective:.6g}  {every:.3%}  {per_run:.3%}  {longest:.3%}")
-    tissue = learning_curves.fit_group(table, lrs, FITTED, PREDICTED, skip_warmups=0)
+    tissue = lr_annealing_fit.fit_group(table, lrs, FITTED, PREDICTED, skip_warmups=0)
     lra = errors(tissue.predictions)
     print(f"Tissue et al.'s law (lambda 0.999): {tissue.fit.params}")
     print(f"  predicted checkpoints: mean error {lra[0]:.3%}, per-run mean {lra[1]:.3%}")

@@ -32,7 +32,7 @@ from jaxscale.fitting.bootstrap import bootstrap
 from jaxscale.laws import pearce_song
 from jaxscale.plots import sensitivity as plots
 from jaxscale.reconciliation.pipeline import EmbeddingFit
-from jaxscale.reconciliation.sensitivity import KNOBS, reconciliation_sensitivity
+from jaxscale.reconciliation.choice_sensitivity import KNOBS, reconciliation_sensitivity
 from jaxscale.runs.table import drop_highest_loss, load_runs
 from jaxscale.sensitivities import influence
 from jaxscale.sensitivities.delta_method import delta_method, log_covariance

@@ -18,7 +18,7 @@ CORPUS = ROOT.parent / "shared" / "data" / "enwiki_30k_articles.txt.gz"
 sys.path.insert(0, str(ROOT))
 
 from jaxscale.cli._output import print_json  # noqa: E402
-from jaxscale.models.word2vec import Word2VecConfig  # noqa: E402
+from jaxscale.networks.word2vec import Word2VecConfig  # noqa: E402
 from jaxscale.word2vec.analogy import evaluate_analogies  # noqa: E402
 from jaxscale.word2vec.normalize import read_text8_words  # noqa: E402
 from jaxscale.word2vec.train import prepare_corpus, train_word2vec  # noqa: E402

@@ -41,7 +41,7 @@ class Posterior(Result):
         seconds: the verb's wall time.
         identifiability: what the runs determine, at the Approach-3 optimum the chains start
             from, with the posterior's correlations and intervals
-            (:mod:`jaxscale.fitting.identifiability`).
+            (:mod:`jaxscale.determinacy.identifiability`).
     """
 
     fit: Any  # jaxscale.inference.refit.BayesFit
@@ -50,7 +50,7 @@ class Posterior(Result):
     holdout: dict[str, Any] | None
     seed: int
     seconds: float
-    identifiability: Any = None  # jaxscale.fitting.identifiability.Identifiability
+    identifiability: Any = None  # jaxscale.determinacy.identifiability.Identifiability
 
     @property
     def law(self) -> Law:
@@ -187,7 +187,7 @@ class GroupedPosterior(Result):
 
 @dataclass(frozen=True, repr=False)
 class LooComparison(Result):
-    """Models ranked by PSIS-LOO (:mod:`jaxscale.inference.compare`): several laws on the same
+    """Models ranked by PSIS-LOO (:mod:`jaxscale.inference.law_ranking`): several laws on the same
     runs, or (``group_by`` given) a grouped law sharing coordinates against one sharing nothing.
 
     Attributes:
@@ -198,7 +198,7 @@ class LooComparison(Result):
         seconds: the verb's wall time.
     """
 
-    comparison: Any  # jaxscale.inference.compare.Comparison
+    comparison: Any  # jaxscale.inference.law_ranking.Comparison
     runs: RunsTable
     group_by: str | None
     seed: int
@@ -206,7 +206,7 @@ class LooComparison(Result):
 
     def _report(self) -> dict[str, Any]:
         if self.group_by is None:
-            from jaxscale.inference.compare import report
+            from jaxscale.inference.law_ranking import report
 
             return {"n_points": len(self.runs), **report(self.comparison), "seconds": self.seconds}
         from jaxscale.inference.grouped import sharing_report
@@ -304,7 +304,7 @@ def bayes(runs: Runs, law: str | Law = "chinchilla", *, chains: int = 4, warmup:
     _check(law, laplace, gamma_uncertainty, table_embedding, holdout, group_by, share, compare_sharing, compare)
     table = as_runs(runs)
     if compare is not None:
-        from jaxscale.inference.compare import compare_laws
+        from jaxscale.inference.law_ranking import compare_laws
 
         comparison = compare_laws(table, compare, config)
         return LooComparison(comparison, table, None, seed, time.perf_counter() - start)

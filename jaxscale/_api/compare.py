@@ -15,7 +15,7 @@ import pandas as pd
 from jaxscale._api._results import Figures, Result, rows
 from jaxscale._api.runs import Runs, as_runs
 from jaxscale.laws.law import Law
-from jaxscale.planning.intervals import Interval
+from jaxscale.planning.target_intervals import Interval
 from jaxscale.planning.recipes import Multiplier, RecipeComparison
 
 

@@ -15,7 +15,7 @@ from jaxscale._api._results import Figures, Result, rows
 from jaxscale._api.runs import Runs, as_runs
 from jaxscale.fitting.approach3 import FitResult
 from jaxscale.laws.law import Law
-from jaxscale.planning.intervals import gaussian_interval
+from jaxscale.planning.target_intervals import gaussian_interval
 from jaxscale.planning.selection import Plan
 from jaxscale.runs.table import RunsTable
 

@@ -15,7 +15,7 @@ from jaxscale._api.runs import Runs, as_runs
 from jaxscale.fitting.approach3 import FitResult
 from jaxscale.fitting.bootstrap import BootstrapResult
 from jaxscale.fitting.frontier_laws import FrontierLaws
-from jaxscale.fitting.identifiability import Identifiability
+from jaxscale.determinacy.identifiability import Identifiability
 from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
 from jaxscale.runs.table import RunsTable
@@ -39,7 +39,7 @@ class FitReport(Result):
         likelihood: the Huber-likelihood fit and its test of Hoffmann et al.'s values, or None.
         holdout: the errors on the runs held out, or None.
         seconds: the verb's wall time.
-        identifiability: what the runs determine (:mod:`jaxscale.fitting.identifiability`):
+        identifiability: what the runs determine (:mod:`jaxscale.determinacy.identifiability`):
             condition numbers, correlations, decades spanned, the parameters left undefined
             (reported as None) and warnings in words with the runs that would settle them.
     """
@@ -79,7 +79,7 @@ class FitReport(Result):
     @property
     def undetermined(self) -> tuple[str, ...]:
         """Parameters and closed forms the runs leave undefined (a singular curvature at the fit)."""
-        from jaxscale.fitting.identifiability import undefined_derived
+        from jaxscale.determinacy.identifiability import undefined_derived
 
         gone = () if self.identifiability is None else self.identifiability.undefined
         return (*gone, *undefined_derived(self.law, gone))
@@ -239,7 +239,7 @@ def fit(runs: Runs, law: str | Law = "chinchilla", *, method: str = "approach3",
                                           ("likelihood", likelihood), ("holdout", holdout is not None)) if used]
         if extra:
             raise ValueError(f"{', '.join(extra)} apply to approach3, not {method}")
-        from jaxscale.fitting.design import warn_implausible
+        from jaxscale.fitting.determinable import warn_implausible
 
         table = as_runs(runs)
         warn_implausible(law, table)  # Approaches 1 and 2 judge their frontier's points themselves
@@ -278,7 +278,7 @@ def _approach3(table: RunsTable, law: Law, resamples: int, seed: int, compute: S
 
 
 def identified(fit: FitResult, draws: Draws | None) -> Identifiability:
-    """What the runs of ``fit`` determine (:func:`jaxscale.fitting.identifiability.identifiability`),
+    """What the runs of ``fit`` determine (:func:`jaxscale.determinacy.identifiability.identifiability`),
     with, where they leave something undetermined for a law of (N, D), the first
     :data:`SUGGESTED_RUNS` runs that :mod:`jaxscale.planning` proposes to settle the allocation
     exponent at the largest compute of the runs: candidates of
@@ -288,7 +288,7 @@ def identified(fit: FitResult, draws: Draws | None) -> Identifiability:
     are suggested."""
     import dataclasses
 
-    from jaxscale.fitting.identifiability import identifiability
+    from jaxscale.determinacy.identifiability import identifiability
 
     ident = identifiability(fit, draws)
     if not (ident.warnings and fit.law.inputs == ("N", "D")) or ident.residual_scale == 0:

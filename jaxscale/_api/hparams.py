@@ -1,9 +1,9 @@
 """``jaxscale.hparams``: the optimal peak learning rate and batch size, from a runs table or a published law.
 
 From a table of hyperparameter grids (runs at many learning rates and batch sizes per (N, D)):
-the two routes of :mod:`jaxscale.fitting.hyperparameters` (each group's optimum by a declared rule,
+the two routes of :mod:`jaxscale.hyperparameters.per_group` (each group's optimum by a declared rule,
 then Step Law's power laws through the optima, with bootstrap intervals) and
-:mod:`jaxscale.fitting.joint_hyperparameters` (one law L(N, D, eta, B) whose optimum comes from the
+:mod:`jaxscale.hyperparameters.joint` (one law L(N, D, eta, B) whose optimum comes from the
 implicit-differentiation solver), and whether they agree; optionally the joint law's posterior by NUTS
 (:mod:`jaxscale.inference.joint_hyperparameters`), with intervals on eta*, B* and their exponents.
 From a published law (Step Law, DeepSeek): eta* and B* of a planned run.
@@ -22,8 +22,8 @@ import pandas as pd
 from jaxscale._api._results import COLUMNS, Figures, Result, rows
 from jaxscale._api.runs import Runs, as_runs
 from jaxscale.core.numerics import float64
-from jaxscale.fitting import hyperparameters as hp
-from jaxscale.fitting import joint_hyperparameters as jh
+from jaxscale.hyperparameters import per_group as hp
+from jaxscale.hyperparameters import joint as jh
 from jaxscale.inference import joint_hyperparameters as jp
 from jaxscale.laws import deepseek_hparams, steplaw
 from jaxscale.laws.law import Law
@@ -180,11 +180,11 @@ def hparams(runs: Runs | None = None, *, published: str | None = None, n: float 
 
     Step Law's forms (Li et al. 2025) are fitted: eta*(N, D) = A N^-alpha D^beta and
     B*(D) = A_B D^beta_B. From ``runs``, two routes: each (N, D) group's optimum over
-    (log eta, log B) by the declared rule of :mod:`jaxscale.fitting.hyperparameters`, then the power
+    (log eta, log B) by the declared rule of :mod:`jaxscale.hyperparameters.per_group`, then the power
     laws through the optima by least squares in logs, with a bootstrap of runs within groups for
     95% intervals; and (``joint``) one law L(N, D, eta, B), a Chinchilla-type law plus a bowl in
     log eta - log eta*(N, D) and log B - log B*(D), whose optimum comes from the
-    implicit-differentiation solver (:mod:`jaxscale.fitting.joint_hyperparameters`). With
+    implicit-differentiation solver (:mod:`jaxscale.hyperparameters.joint`). With
     ``published``: Step Law's constants (A = 1.79, alpha = 0.713, beta = 0.307; A_B = 0.58,
     beta_B = 0.571) or DeepSeek's (DeepSeek-AI 2024, Eq. 1: eta_opt = 0.3118 C^-0.125,
     B_opt = 0.2920 C^0.3271) at a planned run.

@@ -1,8 +1,8 @@
 """``jaxscale.schedule``: the learning-rate schedule a multi-power law predicts to end lowest.
 
-The law is a fit (:func:`jaxscale.fitting.multipower_curves.fit_multipower`), its parameters, or a
+The law is a fit (:func:`jaxscale.curves.multipower_fit.fit_multipower`), its parameters, or a
 published set (``luo-25m``: Luo et al. 2025's 25M model); the schedule is optimised through it by
-:func:`jaxscale.optimum.schedules.optimal_schedule` and compared with cosine and WSD.
+:func:`jaxscale.optimum.best_schedule.optimal_schedule` and compared with cosine and WSD.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 import pandas as pd
 
 from jaxscale._api._results import Figures, Result, rows
-from jaxscale.fitting.multipower_curves import MultiPowerFit
+from jaxscale.curves.multipower_fit import MultiPowerFit
 from jaxscale.laws import multipower
-from jaxscale.optimum import schedules
+from jaxscale.optimum import best_schedule
 
 #: Published parameter sets of the multi-power law, by name.
 PUBLISHED = {"luo-25m": multipower.PUBLISHED_25M}
@@ -26,7 +26,7 @@ class ScheduleReport(Result):
     """The optimised schedule (``optimum``: its rates, predicted final loss, the baselines') under
     the law named by ``source``."""
 
-    optimum: schedules.ScheduleOptimum
+    optimum: best_schedule.ScheduleOptimum
     source: str
 
     def _report(self) -> dict[str, Any]:
@@ -52,19 +52,19 @@ class ScheduleReport(Result):
 
 
 def schedule(law: MultiPowerFit | multipower.MultiPowerParams | None = None, *, published: str | None = None,
-             steps: int, peak_lr: float, warmup_steps: int = 0, iterations: int = schedules.ITERATIONS,
-             knots: int = schedules.KNOTS) -> ScheduleReport:
+             steps: int, peak_lr: float, warmup_steps: int = 0, iterations: int = best_schedule.ITERATIONS,
+             knots: int = best_schedule.KNOTS) -> ScheduleReport:
     """The learning-rate schedule a multi-power law predicts to end lowest.
 
     Luo et al. (2025, Section 5): with a linear warmup of ``warmup_steps`` to ``peak_lr`` fixed, the
     rates of the steps after it solve min L(T; eta) over eta_max >= eta_(W+1) >= ... >= eta_T > 0,
     L the multi-power law L(t) = L0 + A (S1(t) + S_W)^-alpha - LD(t)
     (:mod:`jaxscale.laws.multipower`), by gradient descent through the whole curve
-    (:func:`jaxscale.optimum.schedules.optimal_schedule`); cosine and WSD of the same length and
+    (:func:`jaxscale.optimum.best_schedule.optimal_schedule`); cosine and WSD of the same length and
     peak are evaluated under the same law.
 
     Args:
-        law: a multi-power fit (:func:`jaxscale.fitting.multipower_curves.fit_multipower`) or its
+        law: a multi-power fit (:func:`jaxscale.curves.multipower_fit.fit_multipower`) or its
             parameters; or None with ``published``.
         published: a published parameter set instead: ``"luo-25m"`` (Luo et al.'s 25M model).
         steps: the schedule's length in steps, warmup included.
@@ -85,5 +85,5 @@ def schedule(law: MultiPowerFit | multipower.MultiPowerParams | None = None, *, 
     else:
         params = law.params if isinstance(law, MultiPowerFit) else law
         source = "fitted"
-    return ScheduleReport(schedules.optimal_schedule(params, steps, peak_lr, warmup_steps, iterations=iterations,
+    return ScheduleReport(best_schedule.optimal_schedule(params, steps, peak_lr, warmup_steps, iterations=iterations,
                                                      knots=knots), source)

@@ -165,7 +165,7 @@ def sensitivity(source: FitReport | Posterior | Draws | Runs, *, law: str | Law 
         runs = as_runs(source)
         settings = _with_table_embedding(settings, runs, table_embedding)  # both bases, or an error before fitting
         fitted = fit_approach3(runs, law=law)
-    from jaxscale.fitting.identifiability import check_determined, identifiability
+    from jaxscale.determinacy.identifiability import check_determined, identifiability
 
     check_determined(source.identifiability if isinstance(source, FitReport) and source.identifiability is not None
                      else identifiability(fitted), "sensitivities")

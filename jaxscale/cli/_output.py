@@ -26,7 +26,7 @@ def emit(numbers: dict[str, Any], as_json: bool, print_table: Callable[[dict[str
 
 
 def print_identifiability(section: dict[str, Any]) -> None:
-    """The ``identifiability`` section of a fit or posterior (:mod:`jaxscale.fitting.identifiability`) as text."""
+    """The ``identifiability`` section of a fit or posterior (:mod:`jaxscale.determinacy.identifiability`) as text."""
     spans = ", ".join(f"{k} {v:.2f}" for k, v in section["decades"].items())
     print(f"  identifiability: condition number {section['condition_hessian']:.3g} (Hessian of the objective), "
           f"{section['condition_information']:.3g} (equilibrated information); decades spanned: {spans}")

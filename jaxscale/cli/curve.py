@@ -51,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="profile lambda over 0.9 ... 0.9995 and keep the best fit per group")
     p.add_argument("--skip-warmups", type=o.nonnegative, default=None, metavar="K",
                    help="fit each run's checkpoints from K times its warmup on, 0 for every checkpoint "
-                   "(default: the declared rule, TRANSIENT_WARMUPS of jaxscale.fitting.learning_curves)")
+                   "(default: the declared rule, TRANSIENT_WARMUPS of jaxscale.curves.lr_annealing_fit)")
     p.add_argument("--lr-source", choices=("named", "recorded"), default="named",
                    help="per-step rates from the schedule the run's columns name, or interpolated from the "
                    "learning_rate column (default: %(default)s)")
@@ -115,8 +115,8 @@ def _check_fills(args: argparse.Namespace, frame) -> None:
 
 def run(args: argparse.Namespace) -> int:
     o.check_out(args.out)
-    from jaxscale.fitting import learning_curves as lc
-    from jaxscale.runs.schedules import run_learning_rates
+    from jaxscale.curves import lr_annealing_fit as lc
+    from jaxscale.runs.learning_rates import run_learning_rates
 
     start = time.perf_counter()
     path, plan = _plan(args)
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
                "skip_warmups": skip, "bootstrap": args.bootstrap, "seed": args.seed, "groups": groups,
                "final_errors": [dict(e, **f.group) for f in fits for e in f.final_errors().to_dict("records")]}
     if args.every_checkpoint:
-        from jaxscale.fitting.every_checkpoint import compare_with_final
+        from jaxscale.curves.every_checkpoint import compare_with_final
 
         numbers["every_checkpoint"] = compare_with_final(lc.with_areas(table, lrs, args.decay))
     numbers["seconds"] = time.perf_counter() - start
@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
 def _multipower(args: argparse.Namespace, table, lrs: dict, start: float) -> int:
     """``--law multipower``: the multi-power law fitted to the runs named and predicting the others."""
     from jaxscale.cli._output import emit
-    from jaxscale.fitting.multipower_curves import fit_multipower
+    from jaxscale.curves.multipower_fit import fit_multipower
 
     fit = fit_multipower(table, lrs, _ids(args.fit_runs), _ids(args.predict))
     numbers = {"law": "multipower", "lr_source": args.lr_source, **fit.summary(),
@@ -187,7 +187,7 @@ def _print_multipower(numbers: dict) -> None:
     print(f"time: {numbers['seconds']:.1f} s")
 
 
-#: The summary keys a bootstrap adds (:meth:`jaxscale.fitting.learning_curves.CurveFit.summary`).
+#: The summary keys a bootstrap adds (:meth:`jaxscale.curves.lr_annealing_fit.CurveFit.summary`).
 BOOTSTRAP_KEYS = ("alpha_ci95", "final_coverage", "bootstrap_refits")
 
 

@@ -11,7 +11,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = o.command(
         subparsers, "hparams", "the optimal learning rate and batch size: fitted to hyperparameter grids, or published",
         "From a CSV of hyperparameter grids (runs at many peak learning rates and batch sizes for each "
-        "(N, D)): each group's optimum by the declared rule of jaxscale.fitting.hyperparameters (a quadratic in "
+        "(N, D)): each group's optimum by the declared rule of jaxscale.hyperparameters.per_group (a quadratic in "
         "(log eta, log B) over the runs within 1% of the group's smoothed-loss minimum), Step Law's eta*(N, D) = "
         "A N^-alpha D^beta and B*(D) = A D^beta through the optima with 95% bootstrap intervals (runs resampled "
         "within groups), and the joint law L(N, D, eta, B) whose optimum comes from the implicit-differentiation "

@@ -46,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
     o.check_out(args.out)
     law = None
     if args.runs is not None:
-        from jaxscale.fitting.multipower_curves import fit_multipower
-        from jaxscale.runs.schedules import run_learning_rates
+        from jaxscale.curves.multipower_fit import fit_multipower
+        from jaxscale.runs.learning_rates import run_learning_rates
 
         table = o.load_columns(args, sizes_vary=False)
         fitted = [r.strip() for r in args.fit_runs.split(",") if r.strip()]

@@ -16,9 +16,11 @@ Every fitter takes a :class:`jaxscale.runs.table.RunsTable` and any :class:`jaxs
   frontier of training curves and of isoFLOP profiles on either parameter basis, and the power
   laws N*(C), D*(C) fitted to it with percentile intervals (:mod:`~jaxscale.fitting.frontier_laws`).
 - :mod:`~jaxscale.fitting.holdout`: fit small runs, measure the error on the large ones.
-- :mod:`~jaxscale.fitting.design`: what a set of runs can determine.
-- :mod:`~jaxscale.fitting.learning_curves`, :mod:`~jaxscale.fitting.every_checkpoint`: laws of
-  whole training curves.
+- :mod:`~jaxscale.fitting.determinable`: the rule, checked before a fit, of what a set of runs
+  can determine.
+
+What a finished fit determines is :mod:`jaxscale.determinacy`; laws of whole training curves are
+:mod:`jaxscale.curves`; hyperparameter optima :mod:`jaxscale.hyperparameters`.
 
 A fitted law's own compute-optimal N*(C), D*(C), with bands over draws, is in
 :mod:`jaxscale.optimum.allocation`; least-squares power laws in :mod:`jaxscale.core.power_law`.

@@ -55,7 +55,7 @@ from jaxscale.core import lbfgs
 from jaxscale.core.numerics import float64
 from jaxscale.fitting import objective as _objective
 from jaxscale.fitting.centring import solve_centred
-from jaxscale.fitting.design import check_runs
+from jaxscale.fitting.determinable import check_runs
 from jaxscale.fitting.objective import DELTA, FitData, fit_data, huber_fn, huber_terms
 from jaxscale.laws.draws import derived_draws
 from jaxscale.laws.law import Law

@@ -4,7 +4,7 @@ In ``A N^-alpha`` the intercept log A and the slope alpha are nearly collinear (
 Chinchilla runs spans only ~18-23), so the objective is a long thin valley in (log A, alpha),
 which costs L-BFGS many iterations. For the triples (intercept, slope, k) a law names in
 :attr:`~jaxscale.laws.law.Law.centred` (the same ones the Bayesian model centres, see
-:mod:`jaxscale.inference.models`), the fits therefore minimise over the centred vector u with::
+:mod:`jaxscale.inference.law_model`), the fits therefore minimise over the centred vector u with::
 
     u_intercept = theta_intercept - theta_slope * m_k,   m_k = sum_i w_i log x_k,i / sum_i w_i,
 

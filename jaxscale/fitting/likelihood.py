@@ -23,7 +23,7 @@ from scipy.stats import chi2
 
 from jaxscale.core import lbfgs
 from jaxscale.core.numerics import float64
-from jaxscale.fitting.design import check_runs
+from jaxscale.fitting.determinable import check_runs
 from jaxscale.fitting.objective import DELTA, FitData, fit_data, nll_fn, residuals
 from jaxscale.laws.law import Law
 from jaxscale.laws.registry import law_by_name

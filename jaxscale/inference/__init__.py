@@ -1,6 +1,6 @@
 """Bayesian refits of scaling laws with NumPyro (behind :func:`jaxscale.bayes`).
 
-- :mod:`~jaxscale.inference.models`: the NumPyro model of any :class:`~jaxscale.laws.law.Law`
+- :mod:`~jaxscale.inference.law_model`: the NumPyro model of any :class:`~jaxscale.laws.law.Law`
   (Student-t likelihood on log loss, the law's documented, overridable priors, centred intercepts);
 - :mod:`~jaxscale.inference.sample`: NUTS (chains in parallel or in turn), and the Laplace
   approximation as a fast path;
@@ -9,7 +9,7 @@
 - :mod:`~jaxscale.inference.refit`: one law's posterior given a runs table, end to end: its
   draws as :class:`~jaxscale.laws.draws.Draws`, its summary, holdout calibration and Pearce &
   Song's reconciled exponent of every draw (computed in :mod:`jaxscale.reconciliation.per_draw`);
-- :mod:`~jaxscale.inference.compare`: laws ranked by PSIS-LOO;
+- :mod:`~jaxscale.inference.law_ranking`: laws ranked by PSIS-LOO;
 - :mod:`~jaxscale.inference.grouped`: one law on several datasets, some coordinates shared, the
   posterior of the differences and PSIS-LOO of sharing.
 

@@ -1,10 +1,10 @@
 """Do several datasets share a law's exponents? One law fitted to several groups of runs at once.
 
-The model is :func:`jaxscale.inference.models.law_model` with
-:class:`~jaxscale.inference.models.Groups`: the rows fall into groups (a column naming each
+The model is :func:`jaxscale.inference.law_model.law_model` with
+:class:`~jaxscale.inference.law_model.Groups`: the rows fall into groups (a column naming each
 row's dataset), the law's vector coordinates named *shared* hold for every group, the others
 (and the noise scale sigma) are drawn once per group, each from the law's own prior,
-independently for every group (no pooling; :mod:`jaxscale.inference.models` says why). E.g.
+independently for every group (no pooling; :mod:`jaxscale.inference.law_model` says why). E.g.
 ``shared = ("alpha", "beta")``: the groups share the Chinchilla exponents while A, B, E vary
 per group; ``shared = ("log_A", "log_B", "log_E")`` the reverse.
 
@@ -15,7 +15,7 @@ The question is answered two ways:
    a = beta / (alpha + beta), Hoffmann et al. 2022 Eq. 4), the posterior of theta_g - theta_h
    for every pair of groups: median, 95% HDI and P(theta_g - theta_h > 0). An HDI that
    excludes 0 says the two groups differ in theta.
-2. **Evidence.** PSIS-LOO (:func:`jaxscale.inference.compare.rank_by_loo`) of the model that
+2. **Evidence.** PSIS-LOO (:func:`jaxscale.inference.law_ranking.rank_by_loo`) of the model that
    shares the coordinates against the model that shares none (each group its own law, its own
    noise). The two differ only in the sharing constraint: a constraint the data agree with
    costs no predictive accuracy on left-out runs and saves parameters; one they reject loses
@@ -38,9 +38,9 @@ import jax
 import numpy as np
 
 from jaxscale.core.numerics import float64
-from jaxscale.inference import models
-from jaxscale.inference.compare import Comparison, rank_by_loo
-from jaxscale.inference.compare import report as ranking_report
+from jaxscale.inference import law_model
+from jaxscale.inference.law_ranking import Comparison, rank_by_loo
+from jaxscale.inference.law_ranking import report as ranking_report
 from jaxscale.inference.diagnostics import Diagnostics
 from jaxscale.inference.refit import (
     approach3_start,
@@ -71,7 +71,7 @@ class GroupedFit:
     law: Law
     priors: NoisePriors
     labels: tuple[str, ...]
-    groups: models.Groups
+    groups: law_model.Groups
     draws: dict[str, np.ndarray]
     by_group: dict[str, np.ndarray]
     params: NamedTuple
@@ -93,13 +93,13 @@ class GroupedFit:
         return jax.tree.map(lambda v: v[:, rows], self.params), self.by_group["sigma"][:, rows]
 
 
-def split(runs: RunsTable, column: str, shared: Sequence[str], law: Law) -> tuple[models.Groups, tuple[str, ...]]:
+def split(runs: RunsTable, column: str, shared: Sequence[str], law: Law) -> tuple[law_model.Groups, tuple[str, ...]]:
     """The groups of ``runs`` named by ``column`` with the coordinates ``shared``, and their
     names. Raises ``ValueError`` naming the column, an unknown coordinate, or a group with
     fewer runs than the law has parameters."""
     index, labels = group_index(runs, column)
-    groups = models.Groups(index=index, count=len(labels), shared=tuple(shared))
-    models.varying(law, groups)  # names an unknown coordinate
+    groups = law_model.Groups(index=index, count=len(labels), shared=tuple(shared))
+    law_model.varying(law, groups)  # names an unknown coordinate
     if len(labels) < 2:
         raise ValueError(f"column {column!r} names one group ({labels[0]!r}); grouping needs two or more")
     sizes = np.bincount(index, minlength=len(labels))
@@ -109,7 +109,7 @@ def split(runs: RunsTable, column: str, shared: Sequence[str], law: Law) -> tupl
     return groups, labels
 
 
-def grouped_start(law: Law, runs: RunsTable, groups: models.Groups) -> tuple[NamedTuple, np.ndarray]:
+def grouped_start(law: Law, runs: RunsTable, groups: law_model.Groups) -> tuple[NamedTuple, np.ndarray]:
     """Each group's Approach-3 optimum (law parameters, [count] each) and starting sigma."""
     starts = [approach3_start(law, runs.select(groups.index == g)) for g in range(groups.count)]
     params = jax.tree.map(lambda *v: np.array(v, np.float64), *(p for p, _ in starts))
@@ -121,7 +121,7 @@ def _collapse(values: np.ndarray) -> np.ndarray:
     return values[..., 0] if np.all(values == values[..., :1]) else values
 
 
-def _quantities(law: Law, groups: models.Groups, draws: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _quantities(law: Law, groups: law_model.Groups, draws: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Law parameters and derived quantities of every draw: per group where they differ."""
     return {k: _collapse(v) for k, v in parameter_draws(law, draws, groups).items()}
 
@@ -147,16 +147,16 @@ def sample_grouped(runs: RunsTable, column: str, shared: Sequence[str], law: str
     groups, labels = split(runs, column, shared, law)
     inputs = runs.law_inputs(law.inputs)
     data = (inputs, runs.loss)
-    model = partial(models.law_model, law, priors=priors, groups=groups)
+    model = partial(law_model.law_model, law, priors=priors, groups=groups)
     params, sigma = start or grouped_start(law, runs, groups)
-    init = posterior_mode(model, *data, init=models.sites(law, params, inputs, sigma, groups))
+    init = posterior_mode(model, *data, init=law_model.sites(law, params, inputs, sigma, groups))
     by_chain, idata, diag, seconds = nuts_idata(model, data, init, config, partial(_quantities, law, groups),
                                                 warn, labels)
     flat = {k: v.reshape(-1, *v.shape[2:]) for k, v in by_chain.items()}
     flat |= _quantities(law, groups, flat)
     return GroupedFit(law=law, priors=priors, labels=labels, groups=groups, draws=_labelled(flat, labels),
                       by_group={k: v for k, v in flat.items() if v.ndim == 2},
-                      params=models.params_of(law, flat, groups), idata=idata, diagnostics=diag, seconds=seconds)
+                      params=law_model.params_of(law, flat, groups), idata=idata, diagnostics=diag, seconds=seconds)
 
 
 def _compared(law: Law, names: Sequence[str]) -> list[str]:

@@ -1,11 +1,11 @@
 """The posterior of the joint law L(N, D, eta, B): intervals on eta*, B* and their exponents.
 
-The Bayesian counterpart of :mod:`jaxscale.fitting.joint_hyperparameters` (the law
+The Bayesian counterpart of :mod:`jaxscale.hyperparameters.joint` (the law
 :mod:`jaxscale.laws.hparam_bowl`, fitted to every group's window of runs), its bowl sampled by
 NUTS::
 
     phi     ~ the law's priors of the bowl's coordinates (:data:`BOWL`: eta*(N, D) and B*(D), the
-              curvatures and the tilt; :func:`jaxscale.inference.models.coordinates`), the tilt
+              curvatures and the tilt; :func:`jaxscale.inference.law_model.coordinates`), the tilt
               rho's truncated to (-1, 1) rather than (0, inf): the bowl has a minimum for |rho| < 1,
               and the data decide the sign,
     m_g     ~ Normal(log of group g's lowest loss, FLOOR_SCALE),      g = 1..G,
@@ -25,7 +25,7 @@ that parametrisation was not tried with the regularised one. The floors' prior i
 the loss, against posterior SDs of ~1e-4 from each window's 20-50 runs.
 
 The optimum (eta*, B*) of every draw at every group's (N, D), and its local exponents, come from
-the implicit-differentiation solver (:func:`jaxscale.optimum.hyperparameters.optimum`), vmapped
+the implicit-differentiation solver (:func:`jaxscale.optimum.hparam_optimum.optimum`), vmapped
 over the draws: posterior intervals on eta*, B* and on the exponents alpha = -d log eta*/d log N,
 beta = d log eta*/d log D and beta_batch = d log B*/d log D.
 
@@ -51,16 +51,16 @@ import numpyro.distributions as dist
 import pandas as pd
 
 from jaxscale.core.numerics import float64
-from jaxscale.fitting.hyperparameters import GridRuns, HyperparameterFit, interval95
-from jaxscale.fitting.curvature import robust_sigma
-from jaxscale.fitting.joint_hyperparameters import EXPONENTS, JointFit, in_windows, median_exponents, window_table
-from jaxscale.inference import models
+from jaxscale.hyperparameters.per_group import GridRuns, HyperparameterFit, interval95
+from jaxscale.determinacy.curvature import robust_sigma
+from jaxscale.hyperparameters.joint import EXPONENTS, JointFit, in_windows, median_exponents, window_table
+from jaxscale.inference import law_model
 from jaxscale.inference.diagnostics import Diagnostics
 from jaxscale.inference.refit import nuts_idata
 from jaxscale.inference.sample import NutsConfig, posterior_mode
 from jaxscale.laws import hparam_bowl
 from jaxscale.laws.law import NoisePriors
-from jaxscale.optimum import hyperparameters as optimum
+from jaxscale.optimum import hparam_optimum as optimum
 
 #: The bowl's coordinates, the ones sampled (the Chinchilla part is held at the profiled fit).
 BOWL = ("log_eta0", "alpha_eta", "beta_eta", "log_batch0", "beta_batch", "log_k_eta", "log_k_batch", "rho")  # rho last
@@ -87,7 +87,7 @@ class JointData(NamedTuple):
 
 
 def joint_data(runs: GridRuns) -> JointData:
-    """The runs of every group's window (:func:`jaxscale.fitting.joint_hyperparameters.in_windows`)."""
+    """The runs of every group's window (:func:`jaxscale.hyperparameters.joint.in_windows`)."""
     rows = in_windows(runs)
     table = window_table(runs)
     lowest = pd.Series(np.log(runs.loss)).groupby(runs.group).min().to_numpy()
@@ -109,8 +109,8 @@ def joint_model(data: JointData, fixed: NamedTuple, priors: NoisePriors | None =
     prior predictive without ``observed``."""
     law = hparam_bowl.LAW
     priors = law.priors if priors is None else priors
-    value = models.coordinates(law, data.log_x, priors, names=BOWL[:-1])
-    loc, scale = models.coordinate_priors(law, priors)["rho"]
+    value = law_model.coordinates(law, data.log_x, priors, names=BOWL[:-1])
+    loc, scale = law_model.coordinate_priors(law, priors)["rho"]
     value["rho"] = numpyro.sample("rho", dist.TruncatedNormal(loc, scale, low=-1.0, high=1.0))
     params = _bowl_params(value, fixed)
     with numpyro.plate("groups", data.lowest.shape[0]):
@@ -129,7 +129,7 @@ def start(fit: JointFit, data: JointData) -> dict[str, Any]:
     m = np.asarray(hparam_bowl.log_tuned(fit.params, log_n, log_d)) + fit.levels
     residual = np.asarray(data.log_loss - law.log_loss(fit.params, *data.log_x)) - fit.levels[data.group]
     sigma = max(robust_sigma(residual), 1e-4)
-    sites = models.sites(law, fit.params, tuple(np.exp(x) for x in data.log_x), sigma)
+    sites = law_model.sites(law, fit.params, tuple(np.exp(x) for x in data.log_x), sigma)
     kept = {name: value for name, value in sites.items() if name in BOWL or name.removesuffix("_c") in BOWL}
     return {**kept, "sigma": sigma, "m": m}
 
@@ -139,7 +139,7 @@ class JointPosterior:
     """Draws of the joint law (``params``, [S] fields; the Chinchilla part the profiled fit's), the
     groups' tuned log losses ``m`` [S, G] and ``sigma`` [S], and every draw's optimum at every
     group's (N, D) (``optima``,
-    :class:`~jaxscale.optimum.hyperparameters.Optimum` of [S, G] fields); ``groups`` the groups'
+    :class:`~jaxscale.optimum.hparam_optimum.Optimum` of [S, G] fields); ``groups`` the groups'
     N and D; sampler diagnostics and wall time."""
 
     params: NamedTuple
@@ -153,8 +153,8 @@ class JointPosterior:
 
     @property
     def exponents(self) -> dict[str, np.ndarray]:
-        """[S] draws of each exponent of :data:`~jaxscale.fitting.joint_hyperparameters.EXPONENTS`
-        (:func:`~jaxscale.fitting.joint_hyperparameters.median_exponents` of each draw)."""
+        """[S] draws of each exponent of :data:`~jaxscale.hyperparameters.joint.EXPONENTS`
+        (:func:`~jaxscale.hyperparameters.joint.median_exponents` of each draw)."""
         o = self.optima
         return median_exponents(o.lr_exponent_n, o.lr_exponent_d, o.batch_exponent_d)
 
@@ -211,7 +211,7 @@ def _interval_row(name: str, draws: np.ndarray) -> dict[str, Any]:
 def sample_joint(runs: GridRuns, fit: JointFit, config: NutsConfig | None = None,
                  priors: NoisePriors | None = None, warn: bool = True) -> JointPosterior:
     """NUTS on the joint model of ``runs`` (module docstring), started from the posterior mode found
-    from the profiled fit ``fit`` (:func:`jaxscale.fitting.joint_hyperparameters.fit_joint`), and the
+    from the profiled fit ``fit`` (:func:`jaxscale.hyperparameters.joint.fit_joint`), and the
     optimum of every draw at every group's (N, D) by implicit differentiation. ``config``
     defaults to :func:`nuts_config`'s."""
     law = hparam_bowl.LAW

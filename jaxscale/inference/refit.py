@@ -2,7 +2,7 @@
 
 1. The Approach-3 optimum (:func:`jaxscale.fitting.approach3.fit_approach3`, Huber loss on log
    residuals) gives the starting point, and the MAD of its log residuals the starting sigma.
-2. NUTS (:func:`jaxscale.inference.sample.run_nuts`) samples :func:`~jaxscale.inference.models.law_model`
+2. NUTS (:func:`jaxscale.inference.sample.run_nuts`) samples :func:`~jaxscale.inference.law_model.law_model`
    of the chosen law, or the Laplace approximation (:func:`~jaxscale.inference.sample.laplace_draws`)
    stands in for it.
 3. The draws become an ArviZ InferenceData with the law's parameters (A, B, E, ...) and its
@@ -29,7 +29,7 @@ from jaxscale.fitting.holdout import (
     extrapolation_distance,
     extrapolation_scale,
 )
-from jaxscale.inference import diagnostics, models
+from jaxscale.inference import diagnostics, law_model
 from jaxscale.inference.sample import NutsConfig, laplace_draws, run_nuts
 from jaxscale.laws.draws import Draws, derived_draws
 from jaxscale.laws.law import Law, NoisePriors
@@ -71,7 +71,7 @@ class BayesFit:
         return Draws.of(self.law, self.params, self.method)
 
 
-#: Exponents are positive a priori (:mod:`jaxscale.inference.models`); an Approach-3 optimum
+#: Exponents are positive a priori (:mod:`jaxscale.inference.law_model`); an Approach-3 optimum
 #: with an exponent <= 0 (a loss that does not fall along that input), outside the prior's
 #: support, starts the chains at this exponent instead (else they never leave their start).
 MIN_START_EXPONENT = 1e-3
@@ -89,10 +89,10 @@ def approach3_start(law: Law, runs: RunsTable) -> tuple[NamedTuple, float]:
 
 
 def parameter_draws(law: Law, draws: Mapping[str, np.ndarray],
-                    groups: models.Groups | None = None) -> dict[str, np.ndarray]:
+                    groups: law_model.Groups | None = None) -> dict[str, np.ndarray]:
     """Law parameters and closed-form derived quantities of every draw, in the draws' shape
-    (with ``groups``, [..., count] per group: see :func:`~jaxscale.inference.models.params_of`)."""
-    params = models.params_of(law, draws, groups)
+    (with ``groups``, [..., count] per group: see :func:`~jaxscale.inference.law_model.params_of`)."""
+    params = law_model.params_of(law, draws, groups)
     shape = np.shape(params[0])
     flat = jax.tree.map(lambda v: np.reshape(v, -1), params)
     return {**params._asdict(), **{k: np.reshape(v, shape) for k, v in derived_draws(law, flat).items()}}
@@ -117,8 +117,8 @@ def _problem(runs: RunsTable, law: str | Law, priors: NoisePriors | None, start:
     priors = priors or law.priors
     params, sigma = start or approach3_start(law, runs)
     inputs = runs.law_inputs(law.inputs)
-    return _Problem(law, priors, partial(models.law_model, law, priors=priors), (inputs, runs.loss), params,
-                    models.sites(law, params, inputs, sigma))
+    return _Problem(law, priors, partial(law_model.law_model, law, priors=priors), (inputs, runs.loss), params,
+                    law_model.sites(law, params, inputs, sigma))
 
 
 #: The pointwise log likelihood of every draw at every run (what PSIS-LOO reads) is kept for up to
@@ -177,7 +177,7 @@ def sample_posterior(runs: RunsTable, law: str | Law = "chinchilla", config: Nut
                                                partial(parameter_draws, law), warn)
     flat = {k: v.reshape(-1) for k, v in grouped.items()}
     flat |= parameter_draws(law, flat)
-    return BayesFit(law=law, priors=problem.priors, method="nuts", draws=flat, params=models.params_of(law, flat),
+    return BayesFit(law=law, priors=problem.priors, method="nuts", draws=flat, params=law_model.params_of(law, flat),
                     init=problem.start, seconds=seconds, idata=idata, diagnostics=diag)
 
 
@@ -192,7 +192,7 @@ def approximate_posterior(runs: RunsTable, law: str | Law = "chinchilla", draws:
     seconds = time.perf_counter() - t0
     flat = sites | parameter_draws(problem.law, sites)
     return BayesFit(law=problem.law, priors=problem.priors, method="laplace", draws=flat,
-                    params=models.params_of(problem.law, flat), init=problem.start, seconds=seconds)
+                    params=law_model.params_of(problem.law, flat), init=problem.start, seconds=seconds)
 
 
 def summarize(fit: BayesFit, names: list[str] | None = None) -> dict[str, dict[str, Any]]:

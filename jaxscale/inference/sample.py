@@ -1,4 +1,4 @@
-"""Inference for the models of :mod:`jaxscale.inference.models`: NUTS and a Laplace approximation.
+"""Inference for the models of :mod:`jaxscale.inference.law_model`: NUTS and a Laplace approximation.
 
 Both are generic over a NumPyro model and its arguments; both start from given values of the
 model's sample sites (for the Chinchilla law, the Approach-3 optimum: see

@@ -15,7 +15,7 @@ instead of last checkpoints. This combination is jaxscale's (declared before fit
 docs/guides/curves.md, "Chinchilla on every checkpoint"), not a published law.
 
 The inputs are columns of the runs table that ``jaxscale curve --every-checkpoint`` adds from
-each run's schedule (:func:`jaxscale.fitting.every_checkpoint.checkpoint_table`), so the law is fitted
+each run's schedule (:func:`jaxscale.curves.every_checkpoint.checkpoint_table`), so the law is fitted
 as any other (:func:`jaxscale.fitting.approach3.fit_approach3`, and NUTS through
 :mod:`jaxscale.inference`).
 

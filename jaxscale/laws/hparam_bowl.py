@@ -16,7 +16,7 @@ is what :func:`jaxscale.optimum.solver.optimal_log_inputs` finds by implicit dif
 without the closed form; the form's own eta*, B* (:func:`optimal_lr`, :func:`optimal_batch`) are
 what the tests check it against. A bowl that is quadratic in logs describes the loss near its
 minimum; runs that diverged at high rates lie far above it, so fits take the runs near each
-group's minimum (:mod:`jaxscale.fitting.hyperparameters`).
+group's minimum (:mod:`jaxscale.hyperparameters.per_group`).
 
 In log form, overflow-safe: log L = P + log1p(bowl e^(-P)), P = LSE(log E, log A - alpha log N,
 log B_D - beta log D), the bowl >= 0 added outside the LSE (its log is -inf at the optimum).

@@ -11,7 +11,7 @@ loss is derived, L = exp(log_loss). Everything else is generic over that:
   scale replaced by its logarithm (A -> log A; exponents stay as they are, as in Hoffmann et al.
   2022, Appendix D.2, and Besiroglu et al. 2024): :meth:`Law.to_vector`, :meth:`Law.from_vector`,
   :attr:`Law.vector_names` and the law's default multistart grid :attr:`Law.init_grid`;
-- the Bayesian model (:mod:`jaxscale.inference.models`) draws the same vector coordinates from
+- the Bayesian model (:mod:`jaxscale.inference.law_model`) draws the same vector coordinates from
   the law's documented priors (:attr:`Law.priors`; scales as Normal logs, exponents as positive
   truncated Normals; :attr:`Law.centred` names intercepts that are sampled centred on the data);
 - a law of (N, D) is a callable ``law(n, d, params)``, which is what the compute-optimal solver
@@ -45,7 +45,7 @@ from jaxscale.core.validation import check_positive
 
 P = TypeVar("P", bound=NamedTuple)
 #: Decades each input that carries an exponent must span by default (:attr:`Law.min_decades`,
-#: the design rule of :mod:`jaxscale.fitting.design`): half a decade is a factor 3.2, over which a
+#: the design rule of :mod:`jaxscale.fitting.determinable`): half a decade is a factor 3.2, over which a
 #: term x^(-0.3) changes by 30%; below it the term is nearly linear in log x, and its curvature,
 #: which separates the exponent from the scale and the constant, is under 1% of the loss. The
 #: narrowest table in ``../shared/data`` spans 0.7 decades of N (Step Law's five sizes), Epoch
@@ -91,7 +91,7 @@ def steps(lo: float, hi: float, step: float) -> np.ndarray:
 class NoisePriors:
     """The likelihood's part of every law's priors: ``sigma`` ~ HalfNormal(``sigma``), the
     residual scale of log loss (0.1 = 10% loss error), and ``df``, the Student-t degrees of
-    freedom (fixed; see :mod:`jaxscale.inference.models`)."""
+    freedom (fixed; see :mod:`jaxscale.inference.law_model`)."""
 
     sigma: float = 0.1
     df: float = 4.0
@@ -107,18 +107,18 @@ class Law(Generic[P]):
     ``init_grid()`` the default multistart grid, ``(k, p)`` in vector coordinates; ``priors`` a
     :class:`NoisePriors` subclass with one (loc, scale) per vector coordinate; ``centred``
     (intercept, slope, input index) triples for the Bayesian model (the intercept is sampled
-    centred on the mean log input, see :mod:`jaxscale.inference.models`); ``closed_forms``
+    centred on the mean log input, see :mod:`jaxscale.inference.law_model`); ``closed_forms``
     maps params to named closed-form derived quantities; ``inputs`` names x1, x2 and any
     further inputs, which are held fixed (:meth:`given`) rather than read from runs;
     ``positive`` says whether the loss is positive at every positive input (False for a law
     with a subtracted term, whose ``log_loss`` is NaN where its loss would be <= 0);
     ``needs_independent_inputs`` whether fits need runs whose x1 and x2 do not lie on one line
-    in log space (:mod:`jaxscale.fitting.design`): True for a law of model size and data, whose split
+    in log space (:mod:`jaxscale.fitting.determinable`): True for a law of model size and data, whose split
     between the two such runs cannot determine; False for a law that one line of runs determines.
     ``scaled_inputs`` names the inputs that carry a scale and an exponent (default: the first two),
     each of which a fit needs at enough distinct values over ``min_decades`` decades at least
     (:data:`MIN_DECADES` unless the law says otherwise; the design rule of
-    :mod:`jaxscale.fitting.design`; the annealing law's S2 enters linearly and is not one).
+    :mod:`jaxscale.fitting.determinable`; the annealing law's S2 enters linearly and is not one).
     ``published`` holds parameter sets that papers report, by name (:meth:`published_params`);
     ``chinchilla_form`` says that the law is E + A x1^-alpha + B x2^-beta with parameters
     (A, B, E, alpha, beta) in that order, the form of Hoffmann et al.'s Eq. 2 (what needs that
@@ -169,7 +169,7 @@ class Law(Generic[P]):
     @property
     def exponent_inputs(self) -> tuple[str, ...]:
         """The inputs that carry a scale and an exponent (:attr:`scaled_inputs`, by default the
-        first two): what the design rule of :mod:`jaxscale.fitting.design` checks."""
+        first two): what the design rule of :mod:`jaxscale.fitting.determinable` checks."""
         return self.inputs[:2] if self.scaled_inputs is None else self.scaled_inputs
 
     @property

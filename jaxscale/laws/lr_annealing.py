@@ -10,7 +10,7 @@ S1 the forward area and S2 the annealing area of the schedule up to step s
 law in S1 is the usual data term with "data" measured as the area under the learning-rate curve;
 the subtracted term is the extra drop that annealing brings. The law is fitted per model size on
 every checkpoint of one or two runs and then predicts the curve of any other schedule of that
-model (:mod:`jaxscale.fitting.learning_curves`).
+model (:mod:`jaxscale.curves.lr_annealing_fit`).
 
 Its inputs are (S1, S2), so a runs table serves it once S1 and S2 are columns
 (:meth:`jaxscale.runs.table.RunsTable.law_inputs`); lambda is not a parameter of the law but of its

@@ -92,7 +92,7 @@ def curve_of(lrs: ArrayLike, steps: ArrayLike, block: int = 1) -> Curve:
     checkpoint, nor across a change between rise and drop): their sum, at the drop-weighted mean of
     their steps' log rates and areas, counted
     from the block's last step on. Exact for ``block`` = 1; a cosine run's drops, one per step, then
-    cost ``block`` times less, at an error measured in :mod:`jaxscale.fitting.multipower_curves`.
+    cost ``block`` times less, at an error measured in :mod:`jaxscale.curves.multipower_fit`.
     Host-side (NumPy)."""
     lrs = np.asarray(lrs, np.float64)
     steps = np.asarray(steps, np.int64)
@@ -146,7 +146,7 @@ def loss(p: MultiPowerParams, curve: Curve) -> jnp.ndarray:
 
 def final_loss(p: MultiPowerParams, lrs: jnp.ndarray) -> jnp.ndarray:
     """L at the last step of the rates ``lrs`` (eta_1..eta_T), differentiable in them: the quantity
-    a schedule is optimised for (:mod:`jaxscale.optimum.schedules`). Every step is summed (a step
+    a schedule is optimised for (:mod:`jaxscale.optimum.best_schedule`). Every step is summed (a step
     whose rate does not change adds 0), so the rates may be JAX tracers."""
     forward = jnp.cumsum(lrs)
     increments = rate_changes(lrs)

@@ -11,7 +11,7 @@ N the model's parameters, D its training tokens, eta* the peak learning rate (Ad
 decay to a floor) and B* the batch size in tokens. The optimal learning rate falls with the model
 and rises with the data; the optimal batch depends on the data alone. Each is a :class:`Law` whose
 "loss" is the hyperparameter (``quantity``), so the registry lists them and their formulas, and
-loss fits refuse them; :mod:`jaxscale.fitting.hyperparameters` fits their forms to a table of runs.
+loss fits refuse them; :mod:`jaxscale.hyperparameters.per_group` fits their forms to a table of runs.
 In logs both are linear in the law's vector (log A and the exponents), which is how they are
 fitted: least squares in logs.
 """

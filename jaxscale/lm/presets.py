@@ -32,7 +32,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from jaxscale.fitting.hyperparameters import CENTRES
+from jaxscale.hyperparameters.per_group import CENTRES
 
 #: The environment variable naming the corpus of a sweep whose config names none.
 CORPUS_VARIABLE = "JAXSCALE_CORPUS"
@@ -93,7 +93,7 @@ class SweepConfig:
     interior_only: bool = True  # fit only budgets whose frontier size is neither the smallest nor the largest
     bootstrap: int = 1000
     lr_extensions: int = 0  # rates tried beyond a grid edge that holds a size's best rate
-    # centre each size's grid on a published eta*(N, D) (jaxscale.fitting.hyperparameters.centred_rates):
+    # centre each size's grid on a published eta*(N, D) (jaxscale.hyperparameters.per_group.centred_rates):
     # its learning_rates scaled so that single_lr lands on eta* of the size's N_T and budget tokens
     lr_centre: str | None = None
 

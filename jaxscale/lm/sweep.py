@@ -35,13 +35,13 @@ from jaxscale.fitting.approach1 import (
     undefined_exponent,
 )
 from jaxscale.fitting.frontier_laws import FrontierLaws
-from jaxscale.fitting.hyperparameters import centred_rates
+from jaxscale.hyperparameters.per_group import centred_rates
 from jaxscale.lm import distributed, sharding, tensorboard_logs
 from jaxscale.lm import sweep_diagnostics as diagnostics
 from jaxscale.lm import train as lm
 from jaxscale.lm.presets import ModelSize, SweepConfig, with_corpus
 from jaxscale.lm.tokens import TokenBatches, prepare_tokens
-from jaxscale.models.transformer import TransformerConfig
+from jaxscale.networks.transformer import TransformerConfig
 from jaxscale.runs import schema as rs
 from jaxscale.runs.table import RunsTable, load_runs
 from jaxscale.support.progress import progress_bar
@@ -140,7 +140,7 @@ def run_spec(
 def grid_rates(cfg: SweepConfig, vocab_size: int) -> dict[str, list[float]]:
     """Each size's learning-rate grid: the config's ``learning_rates``, or with ``lr_centre`` those
     scaled so that ``single_lr`` lands on the law's eta*(N_T, D) of the size's 1.0 x budget
-    (:func:`jaxscale.fitting.hyperparameters.centred_rates`)."""
+    (:func:`jaxscale.hyperparameters.per_group.centred_rates`)."""
     if cfg.lr_centre is None:
         return {s.name: list(cfg.learning_rates) for s in cfg.sizes}
     return {s.name: list(centred_rates(cfg.learning_rates, cfg.single_lr, cfg.lr_centre,

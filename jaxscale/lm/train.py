@@ -35,7 +35,7 @@ import optax
 
 from jaxscale.lm import distributed, sharding
 from jaxscale.lm.tokens import TokenBatches
-from jaxscale.models.transformer import (
+from jaxscale.networks.transformer import (
     ParamCounts,
     TransformerConfig,
     flops_per_token,
@@ -46,7 +46,7 @@ from jaxscale.models.transformer import (
 )
 from jaxscale.runs import accounting
 from jaxscale.runs import schema as rs
-from jaxscale.runs.schedules import Schedule
+from jaxscale.runs.learning_rates import Schedule
 from jaxscale.support.checkpoints import Checkpoints
 from jaxscale.support.progress import progress_bar
 

@@ -15,7 +15,7 @@ at the target compute C and over a range of budgets, with
   coordinates shared (when asked for: it samples two models, below).
 
 Either is unbounded (never a number) when more than 5% of its draws leave k undefined
-(:data:`jaxscale.planning.intervals.MAX_UNDEFINED`).
+(:data:`jaxscale.planning.target_intervals.MAX_UNDEFINED`).
 
 **Do shared exponents fit?** PSIS-LOO of the model that shares the exponents against the model
 that shares nothing (:func:`jaxscale.inference.grouped.compare_sharing`). Declared rule: sharing
@@ -44,7 +44,7 @@ from jaxscale.inference.sample import NutsConfig
 from jaxscale.laws.law import Law
 from jaxscale.laws.registry import law_by_name
 from jaxscale.optimum.allocation import check_nd
-from jaxscale.planning.intervals import Interval, percentile_interval
+from jaxscale.planning.target_intervals import Interval, percentile_interval
 from jaxscale.planning.multiplier import multipliers, per_decade
 from jaxscale.runs.table import RunsTable, group_index, load_runs
 

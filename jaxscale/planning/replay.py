@@ -1,12 +1,12 @@
 """Replaying a scaling study: how much compute each way of ordering runs needs to pin a target down.
 
 A pool of runs that were all trained (a real table, or one simulated from a known law,
-:mod:`jaxscale.planning.simulate`) is replayed as if the study were being run: it starts from a
+:mod:`jaxscale.planning.simulated_runs`) is replayed as if the study were being run: it starts from a
 set of runs, and a *strategy* picks the next run from those that remain, one at a time. Each
 pick pays the run's FLOP (C = 6 N D as the table gives it), the law is refitted on the runs
 chosen so far (:mod:`jaxscale.planning.refits`: the first fit in full, then warm refits), and the
 step records the cumulative compute (the start set's included), the target's interval
-(:func:`jaxscale.planning.intervals.bootstrap_interval`) and the prediction error on the
+(:func:`jaxscale.planning.target_intervals.bootstrap_interval`) and the prediction error on the
 *holdout*: the runs above :data:`HOLDOUT_COMPUTE` FLOP not yet chosen, as the mean absolute
 relative error of the fitted law's loss, mean |Lhat / L - 1| (undefined once none is left).
 
@@ -42,8 +42,8 @@ import numpy as np
 
 from jaxscale.core.numerics import float64
 from jaxscale.fitting.approach3 import FitResult
-from jaxscale.fitting.curvature import prediction_jacobian, robust_sigma
-from jaxscale.planning.intervals import Interval, bootstrap_interval
+from jaxscale.determinacy.curvature import prediction_jacobian, robust_sigma
+from jaxscale.planning.target_intervals import Interval, bootstrap_interval
 from jaxscale.planning.refits import Pool, first_fit, pooled_bootstrap, refit
 from jaxscale.planning.selection import laplace_belief, reductions, target_gradient
 from jaxscale.planning.targets import Target

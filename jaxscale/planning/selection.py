@@ -1,12 +1,12 @@
 """Which runs to train next: the expected posterior variance of a target, per FLOP.
 
 What is known of the law is a Gaussian belief about its vector theta (the Laplace approximation
-at the current fit, :mod:`jaxscale.fitting.curvature`, with the law's priors as a Gaussian of the
+at the current fit, :mod:`jaxscale.determinacy.curvature`, with the law's priors as a Gaussian of the
 same precision; or the prior itself when there are no runs yet): a point theta, a covariance
 Sigma and the residual scale sigma of log loss. A target q(theta) (:mod:`jaxscale.planning.targets`)
 then has the delta-method variance g^T Sigma g, g = grad q (``jax.grad``, through the implicit
 compute-optimal solver). A new run x at (N, D) adds one observation of log L with prediction
-gradient j_x (:func:`jaxscale.fitting.curvature.prediction_jacobian`), i.e. j_x j_x^T / sigma^2 to
+gradient j_x (:func:`jaxscale.determinacy.curvature.prediction_jacobian`), i.e. j_x j_x^T / sigma^2 to
 the precision, and by the Sherman-Morrison formula (Sherman & Morrison 1950) the target's
 variance falls by
 
@@ -46,13 +46,13 @@ from jax.typing import ArrayLike
 from jaxscale.core.numerics import float64
 from jaxscale.core.validation import check_positive
 from jaxscale.fitting.approach3 import FitResult
-from jaxscale.fitting.curvature import curvature, information, laplace_covariance, prediction_jacobian
-from jaxscale.inference.models import coordinate_priors
+from jaxscale.determinacy.curvature import curvature, information, laplace_covariance, prediction_jacobian
+from jaxscale.inference.law_model import coordinate_priors
 from jaxscale.laws.law import Law
 from jaxscale.planning.targets import Target
 
 #: The residual scale of log loss assumed when there are no runs to estimate it from: 1% of the
-#: loss, twice the robust scale (:mod:`jaxscale.fitting.curvature`) of the residuals of Epoch AI's
+#: loss, twice the robust scale (:mod:`jaxscale.determinacy.curvature`) of the residuals of Epoch AI's
 #: 240 Chinchilla runs at their fit (0.48%).
 NOISE = 0.01
 
@@ -84,7 +84,7 @@ def laplace_belief(law: Law, vector: ArrayLike, jacobian: np.ndarray, sigma: flo
                    weights: ArrayLike | None = None) -> Belief:
     """The Laplace belief at ``vector`` from runs with prediction Jacobian ``jacobian`` (and row
     ``weights``): covariance (J^T W J / sigma^2 + prior precision)^-1
-    (:mod:`jaxscale.fitting.curvature`)."""
+    (:mod:`jaxscale.determinacy.curvature`)."""
     precision = information(jacobian, sigma, weights) + prior_precision(law)
     return Belief(np.asarray(vector, np.float64), laplace_covariance(precision), float(sigma))
 

@@ -1,5 +1,5 @@
 """Figure of learning-curve fits: per group, the checkpoints of the runs fitted and predicted, and
-the annealing law's curve through each (:mod:`jaxscale.fitting.learning_curves`)."""
+the annealing law's curve through each (:mod:`jaxscale.curves.lr_annealing_fit`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pandas as pd
 from matplotlib import colormaps
 from matplotlib.figure import Figure
 
-from jaxscale.fitting.learning_curves import CurveFit
+from jaxscale.curves.lr_annealing_fit import CurveFit
 from jaxscale.runs import schema as rs
 
 

@@ -1,4 +1,4 @@
-"""Figures of the optimal learning rate and batch size (:mod:`jaxscale.fitting.hyperparameters`):
+"""Figures of the optimal learning rate and batch size (:mod:`jaxscale.hyperparameters.per_group`):
 each group's loss landscape over (log eta, log B) with its optimum, and the fitted eta*(N, D)
 against the groups' optima with its bootstrap band; and, with the joint law's posterior, both
 routes' eta* group by group."""
@@ -11,8 +11,8 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.figure import Figure
 
-from jaxscale.fitting.hyperparameters import WINDOW, GridRuns, HyperparameterFit
-from jaxscale.fitting.joint_hyperparameters import JointFit
+from jaxscale.hyperparameters.per_group import WINDOW, GridRuns, HyperparameterFit
+from jaxscale.hyperparameters.joint import JointFit
 from jaxscale.inference.joint_hyperparameters import JointPosterior
 from jaxscale.laws.law import Law
 

@@ -10,7 +10,7 @@ from jaxscale.laws import table_a9
 from jaxscale.plots.log_ticks import plain_log_ticks
 from jaxscale.plots.margins import fixed_margins
 from jaxscale.reconciliation.pipeline import EmbeddingFit, Reconciliation
-from jaxscale.reconciliation.simulate import BasisFrontier
+from jaxscale.reconciliation.synthetic_curves import BasisFrontier
 
 
 def log_axes(ax: Axes) -> None:

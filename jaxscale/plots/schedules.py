@@ -1,6 +1,6 @@
 """Figures of learning-rate schedules under the multi-power law: the optimised schedule against
-cosine and WSD (:mod:`jaxscale.optimum.schedules`), and fitted and predicted loss curves
-(:mod:`jaxscale.fitting.multipower_curves`)."""
+cosine and WSD (:mod:`jaxscale.optimum.best_schedule`), and fitted and predicted loss curves
+(:mod:`jaxscale.curves.multipower_fit`)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 
 from jaxscale.core.numerics import float64
-from jaxscale.fitting.multipower_curves import MultiPowerFit
+from jaxscale.curves.multipower_fit import MultiPowerFit
 from jaxscale.laws import multipower
-from jaxscale.optimum.schedules import ScheduleOptimum
+from jaxscale.optimum.best_schedule import ScheduleOptimum
 from jaxscale.runs import schema as rs
 
 #: Points along each predicted loss curve of :func:`schedule_figure`.

@@ -1,14 +1,14 @@
 """Posterior-draw quantities beyond the law's own: one value per draw (jit + vmap).
 
 Every function takes the draws as one parameter NamedTuple whose fields are arrays of shape [S]
-(see :func:`jaxscale.inference.models.params_of`). The law's closed-form quantities (a, b, G),
+(see :func:`jaxscale.inference.law_model.params_of`). The law's closed-form quantities (a, b, G),
 the compute-optimal allocation N*(C), D*(C) and the loss of a planned run under every draw are in
 :mod:`jaxscale.optimum.allocation`, shared with fits and bootstraps. Here:
 
 - the reconciled coefficient (Pearce & Song Section 2, Step 4): for each draw, Kaplan-range
   synthetic curves from Eq. 15, Chinchilla's Method-1 frontier and the power law fitted to it,
   on the non-embedding basis (N*_\\E ∝ C_\\E^g, the paper's 0.74-0.78) and on the total basis
-  (≈ beta/(alpha+beta)). This is :func:`jaxscale.reconciliation.simulate.frontier_exponents`, the computation
+  (≈ beta/(alpha+beta)). This is :func:`jaxscale.reconciliation.synthetic_curves.frontier_exponents`, the computation
   behind ``jaxscale reconcile``, vmapped over draws and over gamma (fixed at the paper's value or
   drawn with delta from the bootstrap uncertainty of its Table A9 fit, :func:`embedding_draws`).
 """
@@ -27,7 +27,7 @@ from jaxscale.core.validation import check_positive
 from jaxscale.laws import pearce_song, table_a9
 from jaxscale.laws.chinchilla import ChinchillaParams
 from jaxscale.reconciliation.pipeline import EmbeddingFit, fit_gamma_delta
-from jaxscale.reconciliation.simulate import (
+from jaxscale.reconciliation.synthetic_curves import (
     DEFAULT_CONFIG,
     SimulationConfig,
     frontier_exponents,

@@ -3,7 +3,7 @@
 Step 1 fits Eq. 7 to Chinchilla's Table A9; Step 2 writes the loss in non-embedding terms
 (Eq. 15); Step 3 gives the optimum and its local exponent (Eqs. 16-17) — here from the generic
 implicit-differentiation solver of :mod:`jaxscale.optimum.solver`, checked against the closed forms;
-Step 4 simulates Kaplan-range training curves and fits the frontier (:mod:`jaxscale.reconciliation.simulate`).
+Step 4 simulates Kaplan-range training curves and fits the frontier (:mod:`jaxscale.reconciliation.synthetic_curves`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from jaxscale.core.power_law import fit_power_law
 from jaxscale.core.validation import check_positive
 from jaxscale.laws import chinchilla, pearce_song, table_a9
 from jaxscale.optimum import solver as optimal
-from jaxscale.reconciliation.simulate import (
+from jaxscale.reconciliation.synthetic_curves import (
     DEFAULT_CONFIG,
     SimulationConfig,
     Step4,

@@ -32,7 +32,7 @@ from jaxscale.support.plausibility import PlausibilityWarning
 from jaxscale.runs import schema as S
 from jaxscale.runs.policy import LossPolicy, apply_policy, as_policy
 from jaxscale.runs.schema import ALIASES, fold
-from jaxscale.runs.tables import layout_of
+from jaxscale.runs.foreign_tables import layout_of
 from jaxscale.support.memory import check_memory
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ class RunsTable:
         (which holds the law's second input, e.g. steps or words, for laws of other inputs) and
         each further input's column (:data:`FURTHER_INPUTS`: the unique tokens U_D); for a law of
         quantities of the schedule (:data:`SCHEDULE_INPUTS`, e.g. the areas S1, S2), the columns
-        it names, which :mod:`jaxscale.fitting.learning_curves` adds."""
+        it names, which :mod:`jaxscale.curves.lr_annealing_fit` adds."""
         if set(inputs) & set(SCHEDULE_INPUTS):
             return self._columns(inputs)
         return (*self._size_and_tokens(inputs[:2]), *(self._further_input(name) for name in inputs[2:]))
@@ -420,7 +420,7 @@ def load_runs(
 
 def _layout_runs(frame: pd.DataFrame, origin: str, run_by: Sequence[str] | None,
                  where: Mapping[str, str]) -> Sequence[str] | None:
-    """``run_by``, or the run identity of a known table's layout (:mod:`jaxscale.runs.tables`)
+    """``run_by``, or the run identity of a known table's layout (:mod:`jaxscale.runs.foreign_tables`)
     when the caller names none and the table has no run_id column; warns when the table mixes
     studies that ``where`` does not separate."""
     layout = layout_of(frame.columns)

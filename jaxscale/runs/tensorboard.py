@@ -11,7 +11,7 @@ it was logged (``hparams_pb``, ``tf.summary`` hparams, ``SummaryWriter.add_hpara
 The records are framed by this module (TFRecord: 8-byte length, 4-byte length CRC, data, 4-byte
 data CRC; the checksums are not verified, a record cut short (a run still writing) ends the file).
 The scalar events, nearly all of a log, are read from their wire format for all files at once
-(:mod:`jaxscale.runs.wire`): an event of exactly the fields a scalar event has (wall time, step,
+(:mod:`jaxscale.runs.protobuf`): an event of exactly the fields a scalar event has (wall time, step,
 a summary of values with a tag, a ``simple_value`` or a float tensor of rank 0, plugin metadata)
 is read with numpy; every other event (the file version, hparams, histograms, images, an event
 the walk cannot read) is parsed by TensorBoard's compiled protobuf classes, and one that does
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jaxscale.runs import wire
+from jaxscale.runs import protobuf
 from jaxscale.runs.logged import Logged, config_value, scalars_frame
 
 #: TensorFlow DataType enum values of the numeric rank-0 tensors read as scalars -> numpy dtype.
@@ -42,13 +42,13 @@ _BATCH_BYTES = 1 << 24  # event files read together (bytes: their arrays stay in
 
 # The fields of a scalar event read from the wire format (tensorboard/compat/proto/*.proto),
 # number -> wire type; an event with any other field is parsed by protobuf.
-_EVENT = {1: wire.FIXED64, 2: wire.VARINT, 5: wire.LENGTH}  # wall_time, step, summary
-_SUMMARY = {1: wire.LENGTH}  # value (repeated)
-_VALUE = {1: wire.LENGTH, 2: wire.FIXED32, 8: wire.LENGTH, 9: wire.LENGTH}  # tag, simple_value, tensor, metadata
-_METADATA = {1: wire.LENGTH, 4: wire.VARINT}  # plugin_data, data_class
-_PLUGIN_DATA = {1: wire.LENGTH, 2: wire.LENGTH}  # plugin_name, content
+_EVENT = {1: protobuf.FIXED64, 2: protobuf.VARINT, 5: protobuf.LENGTH}  # wall_time, step, summary
+_SUMMARY = {1: protobuf.LENGTH}  # value (repeated)
+_VALUE = {1: protobuf.LENGTH, 2: protobuf.FIXED32, 8: protobuf.LENGTH, 9: protobuf.LENGTH}  # tag, simple_value, tensor, metadata
+_METADATA = {1: protobuf.LENGTH, 4: protobuf.VARINT}  # plugin_data, data_class
+_PLUGIN_DATA = {1: protobuf.LENGTH, 2: protobuf.LENGTH}  # plugin_name, content
 # dtype, tensor_shape, tensor_content, float_val and double_val (packed)
-_TENSOR = {1: wire.VARINT, 2: wire.LENGTH, 4: wire.LENGTH, 5: wire.LENGTH, 6: wire.LENGTH}
+_TENSOR = {1: protobuf.VARINT, 2: protobuf.LENGTH, 4: protobuf.LENGTH, 5: protobuf.LENGTH, 6: protobuf.LENGTH}
 _FLOAT32, _FLOAT64 = 1, 2
 
 
@@ -204,14 +204,14 @@ def _frames(data: bytes) -> tuple[np.ndarray, np.ndarray]:
     return np.repeat(np.asarray(firsts, np.int64), counts_) + index * strides, strides - 16
 
 
-def _nested(buf: np.ndarray, found: wire.Fields, index: np.ndarray, schema: dict[int, int],
-            repeated: tuple[int, ...] = ()) -> tuple[wire.Fields, dict[int, np.ndarray], np.ndarray]:
+def _nested(buf: np.ndarray, found: protobuf.Fields, index: np.ndarray, schema: dict[int, int],
+            repeated: tuple[int, ...] = ()) -> tuple[protobuf.Fields, dict[int, np.ndarray], np.ndarray]:
     """The sub-messages ``found[index]`` (one per parent; -1: none): their fields, where each
     field of ``schema`` is per parent (-1: absent), and which parents' sub-message holds more
-    (:func:`jaxscale.runs.wire.layout`)."""
+    (:func:`jaxscale.runs.protobuf.layout`)."""
     have = np.flatnonzero(index >= 0)
-    child = wire.fields(buf, found.start[index[have]], found.end[index[have]])
-    where, other = wire.layout(child, schema, len(have), repeated)
+    child = protobuf.fields(buf, found.start[index[have]], found.end[index[have]])
+    where, other = protobuf.layout(child, schema, len(have), repeated)
     per_parent = {number: np.full(len(index), -1, np.int64) for number in schema}
     for number, at in where.items():
         per_parent[number][have] = at
@@ -220,7 +220,7 @@ def _nested(buf: np.ndarray, found: wire.Fields, index: np.ndarray, schema: dict
     return child, per_parent, hard
 
 
-def _span(found: wire.Fields, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _span(found: protobuf.Fields, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The bytes of the fields ``found[index]``, empty where absent (-1)."""
     start, end = np.zeros(len(index), np.int64), np.zeros(len(index), np.int64)
     have = index >= 0
@@ -230,7 +230,7 @@ def _span(found: wire.Fields, index: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 def _texts(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, list[str | None]]:
     """The strings ``buf[start:end]``: a code per string and the distinct texts (None: not UTF-8)."""
-    codes, distinct = wire.intern(buf, start, end)
+    codes, distinct = protobuf.intern(buf, start, end)
     texts: list[str | None] = []
     for raw in distinct:
         try:
@@ -244,19 +244,19 @@ def _wire_scalars(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[
     """The scalars of the events ``buf[start:end]`` that are read from their wire format, and
     which events are left to the protobuf parser (module docstring)."""
     n = len(start)
-    found = wire.fields(buf, start, end)
-    event, hard = wire.layout(found, _EVENT, n)
+    found = protobuf.fields(buf, start, end)
+    event, hard = protobuf.layout(found, _EVENT, n)
     step = np.zeros(n, np.int64)
     has_step = np.flatnonzero(event[2] >= 0)
-    step[has_step] = wire.varints(buf, found.start[event[2][has_step]])[0].view(np.int64)
+    step[has_step] = protobuf.varints(buf, found.start[event[2][has_step]])[0].view(np.int64)
     summary, _, summary_hard = _nested(buf, found, event[5], _SUMMARY, repeated=(1,))
     hard |= summary_hard
-    is_value = (summary.number == 1) & (summary.wire == wire.LENGTH)
+    is_value = (summary.number == 1) & (summary.wire == protobuf.LENGTH)
     owner = np.flatnonzero(event[5] >= 0)[summary.message[is_value]]
     value_start, value_end = summary.start[is_value], summary.end[is_value]
     order = summary.position[is_value]  # the value's place in its summary
-    values = wire.fields(buf, value_start, value_end)
-    value, value_hard = wire.layout(values, _VALUE, len(owner))
+    values = protobuf.fields(buf, value_start, value_end)
+    value, value_hard = protobuf.layout(values, _VALUE, len(owner))
     value_hard |= (value[2] >= 0) & (value[8] >= 0)  # both members of the oneof: the parser decides
     metadata, plugin_data, metadata_hard = _nested(buf, values, value[9], _METADATA)
     plugin, plugin_name, plugin_hard = _nested(buf, metadata, plugin_data[1], _PLUGIN_DATA)
@@ -273,7 +273,7 @@ def _wire_scalars(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[
     hard[owner[value_hard]] = True
     scalar = np.zeros(len(owner), np.float64)
     simple = value[2] >= 0
-    scalar[simple] = wire.fixed(buf, values.start[value[2][simple]], "<f4")
+    scalar[simple] = protobuf.fixed(buf, values.start[value[2][simple]], "<f4")
     scalar[is_tensor] = number
     keep = (simple | is_tensor) & ~hard[owner]
     tags = [t if t is not None else "" for t in tag_texts]
@@ -281,12 +281,12 @@ def _wire_scalars(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[
     return rows, hard
 
 
-def _tensor_numbers(buf: np.ndarray, found: wire.Fields, tensor: dict[int, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def _tensor_numbers(buf: np.ndarray, found: protobuf.Fields, tensor: dict[int, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """The numbers of rank-0 float tensors (their fields ``found[tensor[k]]``) and which were read
     (a tensor of another dtype or shape, or holding its number another way, is left to the parser)."""
     dtype = np.zeros(len(tensor[1]), np.int64)
     has_dtype = tensor[1] >= 0
-    dtype[has_dtype] = wire.varints(buf, found.start[tensor[1][has_dtype]])[0].astype(np.int64)
+    dtype[has_dtype] = protobuf.varints(buf, found.start[tensor[1][has_dtype]])[0].astype(np.int64)
     shape_start, shape_end = _span(found, tensor[2])
     ok = (shape_end == shape_start) & np.isin(dtype, (_FLOAT32, _FLOAT64))
     ok &= ((tensor[4] >= 0).astype(int) + (tensor[5] >= 0) + (tensor[6] >= 0)) == 1
@@ -297,7 +297,7 @@ def _tensor_numbers(buf: np.ndarray, found: wire.Fields, tensor: dict[int, np.nd
         ok &= ~here | (((end - start) % size == 0) & (end - start >= size))
         for width, kind in ((4, "<f4"), (8, "<f8")):
             read = here & ok & (np.broadcast_to(size, here.shape) == width)
-            number[read] = wire.fixed(buf, start[read], kind)
+            number[read] = protobuf.fixed(buf, start[read], kind)
     return number, ok
 
 

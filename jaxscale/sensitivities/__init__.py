@@ -13,5 +13,5 @@ runs and which of the reconciliation's own choices drive a conclusion.
   parameter set.
 
 The reconciled exponent's derivatives with respect to the law, the embedding relation and
-Kaplan's size window are in :mod:`jaxscale.reconciliation.sensitivity`.
+Kaplan's size window are in :mod:`jaxscale.reconciliation.choice_sensitivity`.
 """

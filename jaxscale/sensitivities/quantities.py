@@ -13,7 +13,7 @@ draws (:func:`evaluate_draws`) and chained with a fit's influence
   Hoffmann et al. Eq. 4: a = beta/(alpha+beta), b = alpha/(alpha+beta));
 - ``reconciled exponent``: for the Chinchilla law (:attr:`jaxscale.laws.law.Law.chinchilla_undefined`), Pearce & Song's Kaplan-basis exponent under an
   embedding relation N_T = N_E + gamma N_E^delta, as the smooth
-  :func:`jaxscale.reconciliation.simulate.window_exponent` over Kaplan's size window (the Step-4 frontier
+  :func:`jaxscale.reconciliation.synthetic_curves.window_exponent` over Kaplan's size window (the Step-4 frontier
   exponent is piecewise constant in the parameters).
 """
 
@@ -31,7 +31,7 @@ from jaxscale.laws.law import Law
 from jaxscale.optimum import solver as optimal
 from jaxscale.optimum.allocation import check_nd
 from jaxscale.reconciliation.pipeline import EmbeddingFit
-from jaxscale.reconciliation.simulate import window_exponent
+from jaxscale.reconciliation.synthetic_curves import window_exponent
 
 Quantity = Callable[[NamedTuple], jnp.ndarray]
 RECONCILED = "reconciled exponent"

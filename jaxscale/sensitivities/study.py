@@ -11,7 +11,7 @@ published parameter set (:func:`published_study`), three sections:
    differentiation of the fit, the runs ranked by it, and its agreement with exact
    leave-one-out refits (:mod:`jaxscale.sensitivities.influence`);
 3. ``reconciliation``: the reconciled exponent's derivatives with respect to the law, the
-   embedding relation and Kaplan's size window (:mod:`jaxscale.reconciliation.sensitivity`);
+   embedding relation and Kaplan's size window (:mod:`jaxscale.reconciliation.choice_sensitivity`);
    None, with ``reconciliation_undefined`` saying why, for a law other than Chinchilla's
    (:attr:`jaxscale.laws.law.Law.chinchilla_undefined`).
 """
@@ -30,7 +30,7 @@ from jaxscale.laws import chinchilla, pearce_song
 from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
 from jaxscale.reconciliation.pipeline import EmbeddingFit
-from jaxscale.reconciliation.sensitivity import (
+from jaxscale.reconciliation.choice_sensitivity import (
     KAPLAN_EXPONENT,
     KNOBS,
     reconciliation_sensitivity,

@@ -31,7 +31,7 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxscale.models.word2vec import Batch, Word2VecConfig, data_mesh
+from jaxscale.networks.word2vec import Batch, Word2VecConfig, data_mesh
 from jaxscale.word2vec.examples import (
     kept_words,
     learning_rates,

@@ -4,7 +4,7 @@ Per epoch: frequent-word subsampling (:func:`kept_words`), each kept centre's ra
 its context window inside its sentence (:func:`span_windows`, which the device builder of
 :mod:`jaxscale.word2vec.device_examples` runs with ``jax.numpy``), the linearly decaying
 learning rate (:func:`learning_rates`), fixed-size chunks (:func:`fixed_chunks`) and their
-:class:`~jaxscale.models.word2vec.Batch` layout (:func:`to_batches`), collected in
+:class:`~jaxscale.networks.word2vec.Batch` layout (:func:`to_batches`), collected in
 :class:`HostExamples`. :mod:`jaxscale.word2vec.train` drives either builder.
 """
 
@@ -17,7 +17,7 @@ from types import ModuleType
 import jax
 import numpy as np
 
-from jaxscale.models.word2vec import Batch, Word2VecConfig
+from jaxscale.networks.word2vec import Batch, Word2VecConfig
 from jaxscale.word2vec.vocab import sample_noise
 
 SEGMENT = 1 << 16  # kept centre words turned into examples at a time

@@ -137,7 +137,7 @@ def run_cell(
 
     Every cell answers the same questions: those whose words are all in ``questions_vocab``.
     """
-    from jaxscale.models.word2vec import Word2VecConfig
+    from jaxscale.networks.word2vec import Word2VecConfig
     from jaxscale.word2vec.analogy import evaluate_analogies
     from jaxscale.word2vec.train import prepare_corpus, train_word2vec
 

@@ -44,7 +44,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxscale.models.word2vec import (
+from jaxscale.networks.word2vec import (
     Batch,
     HuffmanPaths,
     Word2VecConfig,

@@ -23,7 +23,7 @@ WRITERS = {
     "fit": (["fit", "RUNS", "--out", "OUT"], ("jaxscale.fitting.approach3", "fit_approach3")),
     "sensitivity": (["sensitivity", "RUNS", "--out", "OUT"], ("jaxscale.fitting.approach3", "fit_approach3")),
     "curve": (["curve", "RUNS", "--fit-runs", "a", "--predict", "b", "--out", "OUT"],
-              ("jaxscale.fitting.learning_curves", "fit_groups")),
+              ("jaxscale.curves.lr_annealing_fit", "fit_groups")),
     "design": (["design", "RUNS", "--budget", "1e21", "--out", "OUT"], ("jaxscale", "design")),
     "compare": (["compare", "RUNS", "RUNS", "--out", "OUT"], ("jaxscale", "compare")),
     "hparams": (["hparams", "--published", "steplaw", "--n", "1e9", "--tokens", "1e11", "--out", "OUT"],

@@ -12,8 +12,8 @@ import pytest
 from jaxscale import compare, design
 from jaxscale.cli import main
 from jaxscale.laws import chinchilla as ch
-from jaxscale.planning.simulate import simulated_runs
-from tests.fitting.test_curvature import isoflop_design
+from jaxscale.planning.simulated_runs import simulated_runs
+from tests.determinacy.test_curvature import isoflop_design
 from tests.planning.test_recipes import scaled
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from jaxscale.cli import main
 from jaxscale.laws import deepseek_hparams, steplaw
-from tests.fitting.test_hyperparameters import _grid
+from tests.hyperparameters.test_per_group import _grid
 
 
 def run_cli(capsys, *argv):

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jaxscale.fitting import hyperparameters as hp
-from jaxscale.fitting import joint_hyperparameters as jh
+from jaxscale.hyperparameters import per_group as hp
+from jaxscale.hyperparameters import joint as jh
 from jaxscale.inference import joint_hyperparameters as jp
 from jaxscale.laws import hparam_bowl
 from jaxscale.runs.table import load_runs

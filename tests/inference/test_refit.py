@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from jaxscale.cli import main
-from jaxscale.inference import diagnostics, models, refit
+from jaxscale.inference import diagnostics, law_model, refit
 from jaxscale.inference.sample import NutsConfig, run_nuts
 from jaxscale.laws import chinchilla
 from jaxscale.laws.chinchilla import ChinchillaParams
@@ -96,9 +96,9 @@ def test_netcdf_round_trip(cli_result: dict) -> None:
 
 def _short_run(seed: int) -> object:
     runs = load_runs(synthetic_runs(TRUTH))
-    init = models.sites(chinchilla.LAW, TRUTH, (runs.n, runs.d), NOISE)
+    init = law_model.sites(chinchilla.LAW, TRUTH, (runs.n, runs.d), NOISE)
     config = NutsConfig(chains=2, warmup=10, samples=40, seed=seed, progress_bar=False, init_jitter=0.5)
-    return run_nuts(partial(models.law_model, chinchilla.LAW), (runs.n, runs.d), runs.loss, init=init, config=config)
+    return run_nuts(partial(law_model.law_model, chinchilla.LAW), (runs.n, runs.d), runs.loss, init=init, config=config)
 
 
 @pytest.fixture(scope="module")
@@ -151,9 +151,9 @@ def test_no_progress_bar_where_stderr_is_a_log(capfd) -> None:
     # NumPyro's bar redraws with carriage returns and escape codes: in a file (2> log) it would
     # leave lines of control characters, so there is none where stderr is not a terminal
     runs = load_runs(synthetic_runs(TRUTH, sizes=3, budgets=3))
-    init = models.sites(chinchilla.LAW, TRUTH, (runs.n, runs.d), NOISE)
+    init = law_model.sites(chinchilla.LAW, TRUTH, (runs.n, runs.d), NOISE)
     config = NutsConfig(chains=1, warmup=5, samples=5, progress_bar=True)
-    run_nuts(partial(models.law_model, chinchilla.LAW), (runs.n, runs.d), runs.loss, init=init, config=config)
+    run_nuts(partial(law_model.law_model, chinchilla.LAW), (runs.n, runs.d), runs.loss, init=init, config=config)
     err = capfd.readouterr().err
     assert "\r" not in err and "\x1b" not in err
 
@@ -204,7 +204,7 @@ def test_derived_quantities_match_the_law_draw_by_draw() -> None:
 
 
 def test_reconciled_exponents_match_the_reconcile_pipeline() -> None:
-    from jaxscale.reconciliation.simulate import frontier_exponents
+    from jaxscale.reconciliation.synthetic_curves import frontier_exponents
 
     draws = ChinchillaParams(*(np.array([v, w]) for v, w in zip(chinchilla.EPOCH, chinchilla.CHINCHILLA)))
     got = derived.reconciled_exponents(draws)

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxscale.inference.models import coordinate_priors
+from jaxscale.inference.law_model import coordinate_priors
 from jaxscale.laws import registry
 from jaxscale.laws.law import lse
 

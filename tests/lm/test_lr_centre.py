@@ -10,7 +10,7 @@ import pytest
 from jaxscale.laws import steplaw
 from jaxscale.lm import presets
 from jaxscale.lm.sweep import budget_steps, grid_rates, model_config
-from jaxscale.models.transformer import param_counts
+from jaxscale.networks.transformer import param_counts
 
 
 def test_each_sizes_grid_keeps_its_ratios_and_puts_the_reference_rate_on_step_laws_optimum():

@@ -27,7 +27,7 @@ from jaxscale.lm.sweep import (
     run_spec,
 )
 from jaxscale.lm.sweep_diagnostics import crossings, learning_rate_rows
-from jaxscale.models.transformer import TransformerConfig, param_counts
+from jaxscale.networks.transformer import TransformerConfig, param_counts
 from jaxscale.runs import schema as rs
 from jaxscale.runs.table import load_runs
 

@@ -17,7 +17,7 @@ import pytest
 from jaxscale.lm import sharding
 from jaxscale.lm import train as lm
 from jaxscale.lm.tokens import TokenBatches
-from jaxscale.models.transformer import next_token_loss
+from jaxscale.networks.transformer import next_token_loss
 from jaxscale.support.checkpoints import Checkpoints
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 # A tiny run on random token ids; the subprocess workers below build exactly the same one.
 SETUP = """
 import numpy as np
-from jaxscale.models.transformer import TransformerConfig
+from jaxscale.networks.transformer import TransformerConfig
 from jaxscale.lm.tokens import TokenBatches
 from jaxscale.lm import train as lm
 

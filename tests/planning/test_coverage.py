@@ -12,7 +12,7 @@ from jaxscale.laws import chinchilla as ch
 from jaxscale.optimum.allocation import optimal_allocation
 from jaxscale.planning.refits import pool_of
 from jaxscale.planning.replay import replay, strategy
-from jaxscale.planning.simulate import simulated_runs
+from jaxscale.planning.simulated_runs import simulated_runs
 from jaxscale.planning.targets import n_star
 from jaxscale.runs.table import drop_highest_loss, load_runs
 from tests.conftest import shared_data_file

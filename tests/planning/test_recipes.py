@@ -12,11 +12,11 @@ from jaxscale.inference.sample import NutsConfig
 from jaxscale.laws import chinchilla as ch
 from jaxscale.planning.multiplier import multipliers, per_decade
 from jaxscale.planning.recipes import compare_recipes, stacked
-from jaxscale.planning.simulate import simulated_runs
+from jaxscale.planning.simulated_runs import simulated_runs
 from jaxscale.plots.planning import multiplier_figure
 from jaxscale.runs.table import load_runs
 from tests.conftest import shared_data_file
-from tests.fitting.test_curvature import isoflop_design
+from tests.determinacy.test_curvature import isoflop_design
 
 TRUE_K = 2.0
 

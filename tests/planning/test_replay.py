@@ -10,7 +10,7 @@ import pytest
 from jaxscale.fitting.approach3 import fit_approach3
 from jaxscale.laws import chinchilla as ch
 from jaxscale.planning.candidates import candidate_grid
-from jaxscale.planning.intervals import Interval
+from jaxscale.planning.target_intervals import Interval
 from jaxscale.planning.refits import first_fit, pool_of, refit
 from jaxscale.planning.replay import (
     Trace,
@@ -21,9 +21,9 @@ from jaxscale.planning.replay import (
     replay,
     strategy,
 )
-from jaxscale.planning.simulate import simulated_runs
+from jaxscale.planning.simulated_runs import simulated_runs
 from jaxscale.planning.targets import n_star
-from tests.fitting.test_curvature import isoflop_design
+from tests.determinacy.test_curvature import isoflop_design
 
 
 def small_pool(seed=0):

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from jaxscale.fitting.approach3 import fit_approach3
-from jaxscale.fitting.curvature import prediction_jacobian
+from jaxscale.determinacy.curvature import prediction_jacobian
 from jaxscale.laws import chinchilla as ch
-from jaxscale.planning.intervals import gaussian_interval, laplace_interval
+from jaxscale.planning.target_intervals import gaussian_interval, laplace_interval
 from jaxscale.planning.selection import (
     Belief,
     greedy,
@@ -21,10 +21,10 @@ from jaxscale.planning.selection import (
     target_gradient,
     updated,
 )
-from jaxscale.planning.simulate import simulated_runs
+from jaxscale.planning.simulated_runs import simulated_runs
 from jaxscale.planning.targets import parse_target
 from jaxscale.plots.planning import candidates_figure
-from tests.fitting.test_curvature import GRID, isoflop_design
+from tests.determinacy.test_curvature import GRID, isoflop_design
 
 VECTOR = np.asarray(ch.LAW.to_vector(ch.EPOCH))
 

@@ -7,7 +7,7 @@ import pytest
 from jaxscale.laws import chinchilla as ch
 from jaxscale.reconciliation import pipeline as reconciliation
 from jaxscale.reconciliation.pipeline import reconcile_spec
-from jaxscale.reconciliation.simulate import DEFAULT_CONFIG, frontier_exponents
+from jaxscale.reconciliation.synthetic_curves import DEFAULT_CONFIG, frontier_exponents
 
 # Pearce & Song Eqs. 18-19 (the paper's reported local exponents, for comparison).
 PAPER_NONEMBEDDING = {"epoch": 0.78, "chinchilla": 0.74}

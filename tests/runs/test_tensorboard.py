@@ -9,7 +9,7 @@ import struct
 import numpy as np
 import pytest
 
-from jaxscale.runs import wire
+from jaxscale.runs import protobuf
 from jaxscale.runs.tensorboard import read_tensorboard
 
 pytest.importorskip("tensorboard")
@@ -122,11 +122,11 @@ def test_fields_of_many_messages_read_as_protobuf_writes_them():
                 for s in (0, 1, 300, 2**40, -1)]
     buf = np.frombuffer(b"".join(messages), np.uint8)
     ends = np.cumsum([len(m) for m in messages])
-    found = wire.fields(buf, ends - [len(m) for m in messages], ends)
-    where, other = wire.layout(found, {1: wire.FIXED64, 2: wire.VARINT, 3: wire.LENGTH}, len(messages))
+    found = protobuf.fields(buf, ends - [len(m) for m in messages], ends)
+    where, other = protobuf.layout(found, {1: protobuf.FIXED64, 2: protobuf.VARINT, 3: protobuf.LENGTH}, len(messages))
     assert not other.any() and (where[2] >= 0).tolist() == [False, True, True, True, True]
-    steps = wire.varints(buf, found.start[where[2][1:]])[0].view(np.int64)
+    steps = protobuf.varints(buf, found.start[where[2][1:]])[0].view(np.int64)
     assert steps.tolist() == [1, 300, 2**40, -1]
-    assert wire.fixed(buf, found.start[where[1]], "<f8").tolist() == [0.5] * 5
-    broken = wire.fields(buf, [0], [len(messages[0]) - 1])  # the last field runs past the end
+    assert protobuf.fixed(buf, found.start[where[1]], "<f8").tolist() == [0.5] * 5
+    broken = protobuf.fields(buf, [0], [len(messages[0]) - 1])  # the last field runs past the end
     assert broken.bad.tolist() == [True]

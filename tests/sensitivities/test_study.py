@@ -13,8 +13,8 @@ from jaxscale.fitting.approach3 import fit_approach3
 from jaxscale.laws import chinchilla
 from jaxscale.laws.chinchilla import ChinchillaParams
 from jaxscale.reconciliation.pipeline import EmbeddingFit
-from jaxscale.reconciliation.sensitivity import KNOBS, reconciliation_sensitivity
-from jaxscale.reconciliation.simulate import kaplan_size_window, window_exponent
+from jaxscale.reconciliation.choice_sensitivity import KNOBS, reconciliation_sensitivity
+from jaxscale.reconciliation.synthetic_curves import kaplan_size_window, window_exponent
 from jaxscale.runs.table import from_arrays
 from jaxscale.sensitivities import influence as infl
 from jaxscale.sensitivities.delta_method import delta_method, log_covariance

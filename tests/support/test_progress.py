@@ -59,7 +59,7 @@ def test_a_training_run_logged_to_a_pipe_writes_a_few_plain_lines(tmp_path):
     code = """
 import sys
 import numpy as np
-from jaxscale.models.transformer import TransformerConfig
+from jaxscale.networks.transformer import TransformerConfig
 from jaxscale.lm.tokens import TokenBatches
 from jaxscale.lm import train as lm
 model = TransformerConfig(vocab_size=64, n_ctx=8, n_layer=1, d_model=16, n_head=2)

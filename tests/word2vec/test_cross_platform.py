@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxscale.models.word2vec import init_params, make_train_chunk
+from jaxscale.networks.word2vec import init_params, make_train_chunk
 from jaxscale.word2vec.device_examples import device_batches
 from jaxscale.word2vec.train import example_builder, training_tables
 from tests.word2vec.test_word2vec import TINY
@@ -78,7 +78,7 @@ def test_data_parallel_steps_lower_for_gpu_and_tpu_on_eight_devices():
     script = """
 import dataclasses, functools, jax, jax.numpy as jnp, numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
-from jaxscale.models.word2vec import data_mesh, init_params, make_train_chunk
+from jaxscale.networks.word2vec import data_mesh, init_params, make_train_chunk
 from jaxscale.word2vec.device_examples import device_batches
 from jaxscale.word2vec.train import example_builder, prepare_corpus, training_tables
 from tests.word2vec.test_word2vec import TINY, synthetic_words

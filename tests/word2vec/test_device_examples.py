@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxscale.models.word2vec import Word2VecConfig, init_params, make_train_chunk
+from jaxscale.networks.word2vec import Word2VecConfig, init_params, make_train_chunk
 from jaxscale.word2vec.device_examples import (
     DeviceExamples,
     centre_spans,

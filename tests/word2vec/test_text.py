@@ -57,7 +57,7 @@ def test_keep_probability_matches_formulas():
 
 def test_subsampling_empirical_rate():
     """The training stream keeps each word at its formula rate (within sampling error)."""
-    from jaxscale.models.word2vec import Word2VecConfig
+    from jaxscale.networks.word2vec import Word2VecConfig
     from jaxscale.word2vec.examples import epoch_examples
 
     rng = np.random.default_rng(0)

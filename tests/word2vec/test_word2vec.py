@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from jaxscale.cli import main
-from jaxscale.models.word2vec import (
+from jaxscale.networks.word2vec import (
     MIN_STEPS_PER_CHUNK,
     Batch,
     Word2VecConfig,

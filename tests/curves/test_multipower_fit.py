@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jaxscale.fitting import multipower_curves as mc
+from jaxscale.curves import multipower_fit as mc
 from jaxscale.laws import multipower as mp
 from jaxscale.runs.table import load_runs
 

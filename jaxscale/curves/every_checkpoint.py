@@ -20,7 +20,7 @@ import pandas as pd
 
 from jaxscale.fitting.approach3 import FitResult, fit_approach3
 from jaxscale.fitting.bootstrap import bootstrap, cluster_counts
-from jaxscale.fitting.design import check_runs
+from jaxscale.fitting.determinable import check_runs
 from jaxscale.laws import chinchilla, chinchilla_annealing
 from jaxscale.runs import schema as rs
 from jaxscale.runs.table import RunsTable, best_per_size_and_tokens, final_checkpoints
@@ -63,7 +63,7 @@ def compare_with_final(table: RunsTable, resamples: int = RUN_RESAMPLES, seed: i
     runs of ``table`` (which has S1, S2 columns): parameters, a = beta / (alpha + beta), and 95%
     intervals of alpha, beta and a from a bootstrap over runs (the same resamples of runs for
     both fits; a run's checkpoints are drawn together, since they are not independent). A fit
-    that the runs cannot determine (:func:`jaxscale.fitting.design.check_runs`: the last
+    that the runs cannot determine (:func:`jaxscale.fitting.determinable.check_runs`: the last
     checkpoints of a few runs are often too few, or at two token counts) is reported as
     ``{"n_points": ..., "undefined": reason}``, never as numbers."""
     tuned = tuned_runs(table)

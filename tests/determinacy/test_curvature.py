@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from jaxscale.fitting.approach3 import fit_approach3
-from jaxscale.fitting.curvature import (
+from jaxscale.determinacy.curvature import (
     condition_number,
     correlation,
     curvature,
@@ -18,7 +18,7 @@ from jaxscale.fitting.curvature import (
     robust_sigma,
 )
 from jaxscale.laws import chinchilla as ch
-from jaxscale.planning.simulate import simulated_runs
+from jaxscale.planning.simulated_runs import simulated_runs
 
 GRID = ch.LAW.init_grid()[::45]
 

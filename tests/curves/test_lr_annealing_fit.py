@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 
 from jaxscale.cli import main
-from jaxscale.fitting import learning_curves as lc
+from jaxscale.curves import lr_annealing_fit as lc
 from jaxscale.fitting.approach3 import fit_approach3
-from jaxscale.fitting.every_checkpoint import compare_with_final, fit_every_checkpoint
+from jaxscale.curves.every_checkpoint import compare_with_final, fit_every_checkpoint
 from jaxscale.laws import chinchilla_annealing, lr_annealing
 from jaxscale.laws.schedule_areas import schedule_areas
 from jaxscale.runs import schema as rs
-from jaxscale.runs.schedules import (
+from jaxscale.runs.learning_rates import (
     Schedule,
     named_learning_rates,
     recorded_learning_rates,

@@ -4,7 +4,7 @@ Every fit reports, at its optimum theta and in the fit's own coordinates (the la
 intercept centred on the runs' mean log input, :mod:`jaxscale.fitting.centring`):
 
 - the condition number of the Hessian of its objective (the Huber sum, Hoffmann et al. 2022 Eq. 3)
-  and of the Fisher information J^T J / sigma^2 of :mod:`jaxscale.fitting.curvature`, the latter
+  and of the Fisher information J^T J / sigma^2 of :mod:`jaxscale.determinacy.curvature`, the latter
   equilibrated (scaled to a unit diagonal, D^-1/2 I D^-1/2, so that no coordinate's units enter:
   van der Sluis 1969 showed this scaling within a factor p of the best diagonal one);
 - the correlations between the coordinates: over the bootstrap refits or the posterior draws when
@@ -51,7 +51,7 @@ import numpy as np
 from jaxscale.core.numerics import float64
 from jaxscale.fitting.approach3 import FitResult
 from jaxscale.fitting.centring import centre, centres, uncentre
-from jaxscale.fitting.curvature import condition_number, correlation, curvature, laplace_covariance, robust_sigma
+from jaxscale.determinacy.curvature import condition_number, correlation, curvature, laplace_covariance, robust_sigma
 from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
 

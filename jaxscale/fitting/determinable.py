@@ -27,7 +27,7 @@ one line saying what is missing and what would mend it, when
 
 Beyond the design, a fit whose optimum leaves a parameter undetermined (an exponent <= 0, a
 scale run off to infinity, a singular curvature) reports that parameter and everything derived
-from it as undefined (:mod:`jaxscale.fitting.identifiability`).
+from it as undefined (:mod:`jaxscale.determinacy.identifiability`).
 
 **Runs on one line.** Runs that all lie on one line in (log N, log D), D = c N^k (one
 tokens-per-parameter ratio when k = 1), never show how the loss changes when D moves at fixed N,

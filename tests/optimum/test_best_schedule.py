@@ -1,13 +1,13 @@
-"""Schedule optimisation through a fitted multi-power law (jaxscale.optimum.schedules)."""
+"""Schedule optimisation through a fitted multi-power law (jaxscale.optimum.best_schedule)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from jaxscale.fitting import multipower_curves as mc
-from jaxscale.optimum import schedules as sc
-from tests.fitting.test_multipower_curves import FITTED, PEAK, WARMUP, _table
+from jaxscale.curves import multipower_fit as mc
+from jaxscale.optimum import best_schedule as sc
+from tests.curves.test_multipower_fit import FITTED, PEAK, WARMUP, _table
 
 
 def test_the_optimised_schedule_beats_cosine_and_wsd_under_the_fitted_law():

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxscale.models.transformer import (
+from jaxscale.networks.transformer import (
     TransformerConfig,
     architecture,
     count_params,
@@ -62,7 +62,7 @@ def test_flops_per_token_with_and_without_context_term():
 def test_causal_logits_do_not_see_the_future():
     cfg = CONFIGS[1]
     params = init_params(cfg, jax.random.key(0))
-    from jaxscale.models.transformer import Transformer
+    from jaxscale.networks.transformer import Transformer
 
     a = jnp.arange(cfg.n_ctx)[None] % cfg.vocab_size
     b = a.at[0, -1].set((a[0, -1] + 1) % cfg.vocab_size)

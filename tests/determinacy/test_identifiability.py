@@ -13,7 +13,7 @@ import pytest
 
 from jaxscale.cli import main
 from jaxscale.fitting.approach3 import fit_approach3
-from jaxscale.fitting.identifiability import (CONDITION_LIMIT, check_determined, identifiability, undefined_derived,
+from jaxscale.determinacy.identifiability import (CONDITION_LIMIT, check_determined, identifiability, undefined_derived,
                                               weak_coordinates)
 from jaxscale.laws import chinchilla as ch
 from jaxscale.runs.table import from_arrays

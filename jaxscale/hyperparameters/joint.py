@@ -1,12 +1,12 @@
 """The joint law L(N, D, eta, B) fitted to hyperparameter grids, and its optima by implicit differentiation.
 
 The second route to the optimal learning rate and batch size (the first is each group's optimum
-and power laws through them, :mod:`jaxscale.fitting.hyperparameters`): one law of all four inputs,
+and power laws through them, :mod:`jaxscale.hyperparameters.per_group`): one law of all four inputs,
 :mod:`jaxscale.laws.hparam_bowl` (Chinchilla's law of tuned runs plus a quadratic bowl in log eta
 and log B about eta*(N, D) and B*(D)), fitted to every group's runs at once.
 
 The runs fitted are those of every group's window (the runs within
-:data:`~jaxscale.fitting.hyperparameters.WINDOW` of the group's lowest loss, the rule's step 2),
+:data:`~jaxscale.hyperparameters.per_group.WINDOW` of the group's lowest loss, the rule's step 2),
 because a bowl quadratic in logs describes the loss near its minimum only (runs that diverged at
 the highest rates lie far above any bowl); declared, and committed, before the joint law was
 first fitted to Step Law's table.
@@ -29,7 +29,7 @@ reported: their spread is the part of the loss no law of (N, D) here describes. 
 the law's grid with the optima's power laws set to the per-group route's (where it determined
 them); every start is minimised by the batched L-BFGS of :mod:`jaxscale.core.lbfgs`, the lowest
 converged objective winning. The optimum of the fitted law at each group's (N, D) comes from
-:func:`jaxscale.optimum.hyperparameters.optimum`, by Newton steps and implicit differentiation,
+:func:`jaxscale.optimum.hparam_optimum.optimum`, by Newton steps and implicit differentiation,
 not from the law's closed form.
 """
 
@@ -47,11 +47,11 @@ import pandas as pd
 
 from jaxscale.core import lbfgs
 from jaxscale.core.numerics import float64
-from jaxscale.fitting.hyperparameters import WINDOW, GridRuns, HyperparameterFit
+from jaxscale.hyperparameters.per_group import WINDOW, GridRuns, HyperparameterFit
 from jaxscale.fitting.objective import huber
 from jaxscale.laws import hparam_bowl
 from jaxscale.laws.law import Law
-from jaxscale.optimum import hyperparameters as optimum
+from jaxscale.optimum import hparam_optimum as optimum
 from jaxscale.runs import schema as rs
 from jaxscale.runs.table import RunsTable, load_runs
 
@@ -62,7 +62,7 @@ JOINT_OPTIONS = lbfgs.Options(max_iter=20000, ftol=1e-13, gtol=1e-10)
 #: Mis-set factors of the learning rate and the batch whose cost in loss is reported.
 MISSET_FACTORS = (0.5, 2.0)
 #: The optima's exponents in Step Law's names, and the per-group route's law and parameter each is
-#: compared with (:class:`~jaxscale.fitting.hyperparameters.HyperparameterFit`'s ``lr`` and ``batch``).
+#: compared with (:class:`~jaxscale.hyperparameters.per_group.HyperparameterFit`'s ``lr`` and ``batch``).
 EXPONENTS = {"alpha": ("lr", "alpha"), "beta": ("lr", "beta"), "beta_batch": ("batch", "beta")}
 
 
@@ -188,7 +188,7 @@ def group_optima(law: Law, params: Any, groups: pd.DataFrame) -> pd.DataFrame:
 class SharedBowl(NamedTuple):
     """One bowl shape for every group, each group its own centre: the shape (``k_eta``,
     ``k_batch``, ``rho``), each group's ``lr_opt``, ``batch_opt`` and tuned loss ``floor`` ([G], in
-    the order of :attr:`~jaxscale.fitting.hyperparameters.GridRuns.groups`), and whether L-BFGS
+    the order of :attr:`~jaxscale.hyperparameters.per_group.GridRuns.groups`), and whether L-BFGS
     ``converged``."""
 
     k_eta: float

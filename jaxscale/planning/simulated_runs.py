@@ -1,7 +1,7 @@
 """Runs tables simulated from a known law: where the truth is known, intervals can be checked.
 
 At given (N, D) the loss is the law's with multiplicative noise, Gaussian on log loss (the
-observation model of :mod:`jaxscale.fitting.curvature`)::
+observation model of :mod:`jaxscale.determinacy.curvature`)::
 
     log L_i = log Lhat(N_i, D_i; theta_true) + sigma z_i,   z_i ~ N(0, 1) independent,
 

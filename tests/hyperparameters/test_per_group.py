@@ -1,4 +1,4 @@
-"""The per-group optimum rule and the power laws through the optima (jaxscale.fitting.hyperparameters),
+"""The per-group optimum rule and the power laws through the optima (jaxscale.hyperparameters.per_group),
 on synthetic grids whose optima are known."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jaxscale.fitting import hyperparameters as hp
+from jaxscale.hyperparameters import per_group as hp
 from jaxscale.laws import chinchilla, steplaw
 from jaxscale.runs.table import load_runs
 

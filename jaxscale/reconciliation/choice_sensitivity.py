@@ -4,7 +4,7 @@ The Kaplan-basis exponent of Step 4 (0.78 with Epoch's parameters) rests on the 
 (A, B, E, alpha, beta), the embedding relation N_T = N_E + gamma N_E^delta of Eq. 7 (gamma =
 47491, delta = 1/3) and the size window of Kaplan's models (N_E from N_min = 10^2.9 to N_max =
 10^9.2). The frontier exponent is piecewise constant in all of them, so its derivatives are
-those of the smooth :func:`jaxscale.reconciliation.simulate.window_exponent` a(x), the same power-law fit over
+those of the smooth :func:`jaxscale.reconciliation.synthetic_curves.window_exponent` a(x), the same power-law fit over
 the continuous optimum with the budget window implied by the size window (its docstring gives
 the construction). For every knob x_k (all positive) this module gives
 
@@ -28,7 +28,7 @@ import numpy as np
 from jaxscale.core.numerics import as_float64, float64
 from jaxscale.core.validation import check_params_positive, check_positive
 from jaxscale.laws.chinchilla import ChinchillaParams
-from jaxscale.reconciliation.simulate import (
+from jaxscale.reconciliation.synthetic_curves import (
     frontier_exponents,
     kaplan_size_window,
     window_exponent,

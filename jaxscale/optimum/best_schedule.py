@@ -33,7 +33,7 @@ import optax
 
 from jaxscale.core.numerics import float64
 from jaxscale.laws import multipower
-from jaxscale.runs.schedules import named_learning_rates
+from jaxscale.runs.learning_rates import named_learning_rates
 
 #: Knots of the schedule's log decrement; the Adam steps and step size of the descent.
 KNOTS, ITERATIONS, STEP_SIZE = 128, 3000, 0.05

@@ -8,7 +8,7 @@ difference in elpd to the best and its standard error, and stacking weights. The
 is unreliable where the Pareto shape k of its importance weights exceeds 0.7 (such a run is highly
 influential: refit without it to be sure); the count of those runs is reported per law.
 
-The likelihood is the one every law shares (Student-t on log loss, :mod:`jaxscale.inference.models`),
+The likelihood is the one every law shares (Student-t on log loss, :mod:`jaxscale.inference.law_model`),
 so the elpd of different laws are comparable: same data, same transformation.
 """
 

@@ -10,7 +10,7 @@ log residuals of every fitted checkpoint,
 theta = (log L0, log A, alpha, log B, log C, beta, gamma), minimised by the batched L-BFGS of
 :mod:`jaxscale.core.lbfgs` from the :data:`SCREEN` best of a grid of starts (:func:`starts`, set
 from the curves' own loss and peak rate), the lowest converged objective winning. Each run's
-rates eta_1..eta_T come from its schedule (:func:`jaxscale.runs.schedules.run_learning_rates`, the
+rates eta_1..eta_T come from its schedule (:func:`jaxscale.runs.learning_rates.run_learning_rates`, the
 warmup's included), so its curve is judged from its first checkpoint on.
 
 Judged, as the paper does, by the relative error |Lhat / L - 1| of every checkpoint of the runs
@@ -32,7 +32,7 @@ import pandas as pd
 
 from jaxscale.core import lbfgs
 from jaxscale.core.numerics import float64
-from jaxscale.fitting.learning_curves import check_named
+from jaxscale.curves.lr_annealing_fit import check_named
 from jaxscale.fitting.objective import DELTA, huber
 from jaxscale.laws import multipower
 from jaxscale.runs import schema as rs

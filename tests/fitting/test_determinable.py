@@ -18,7 +18,7 @@ from jaxscale.cli import main
 from jaxscale.core.intervals import interval
 from jaxscale.fitting.approach3 import fit_approach3
 from jaxscale.fitting.bootstrap import BootstrapResult
-from jaxscale.fitting.design import ROUNDING_SPREAD, check_runs, spread_across_line
+from jaxscale.fitting.determinable import ROUNDING_SPREAD, check_runs, spread_across_line
 from jaxscale.laws import chinchilla as ch
 from jaxscale.laws import lr_annealing
 from jaxscale.optimum.allocation import optimal_allocation

@@ -48,10 +48,10 @@ def test_compare_needs_two_laws(tmp_path, capsys):
 
 
 def test_compare_refuses_before_sampling_when_the_pointwise_likelihood_would_not_fit(tmp_path, capsys, monkeypatch):
-    from jaxscale.inference import compare, refit
+    from jaxscale.inference import law_ranking, refit
 
     monkeypatch.setattr(refit, "POINTWISE_TERMS", 4 * 100 * 63)  # 4 chains x 100 samples x 63 runs: one run too many
-    monkeypatch.setattr(compare, "sample_posterior", lambda *a, **k: pytest.fail("sampled"))
+    monkeypatch.setattr(law_ranking, "sample_posterior", lambda *a, **k: pytest.fail("sampled"))
     n, d = (g.ravel() for g in np.meshgrid(np.logspace(7.5, 10, 8), np.logspace(9, 11.5, 8)))
     path = tmp_path / "runs.csv"
     pd.DataFrame({"n_total": n, "tokens": d, "loss": 2.0 + 1e3 / n**0.3 + 1e3 / d**0.3}).to_csv(path, index=False)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from jaxscale.laws import hparam_bowl as hb
-from jaxscale.optimum import hyperparameters as oh
+from jaxscale.optimum import hparam_optimum as oh
 from jaxscale.optimum.solver import optimal_log_inputs
 
 PARAMS = hb.HparamBowlParams(E=1.7, A=400.0, B_D=410.0, alpha=0.34, beta=0.28, eta0=3.1, alpha_eta=0.66,
