@@ -112,3 +112,28 @@ def test_the_engine_loads_no_wing_dependency(statement):
     code = f"import sys; {statement}; print(sorted({{m.split('.')[0] for m in sys.modules}} & set({wing_only!r})))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+#: The faces of one subject, which share its name: a verb (``_api``), its command (``cli``) and its
+#: figures (``plots``); a wing's command and figures beside the wing's own module.
+FACES = {"_api", "cli", "plots"}
+#: Modules of one name in two engine or wing packages that hold the same subject, and why.
+SAME_SUBJECT = {
+    "grouped.py": "one law on several groups of runs, some coordinates shared: the fit (fitting) and its posterior (inference)",
+    "train.py": "each wing's training loop (lm: the transformer; word2vec: skip-gram/CBOW)",
+    "word2vec.py": "the word2vec network (networks), its command (cli) and figures (plots)",
+    "sweep.py": "the transformer sweep (lm), its command (cli) and figures (plots)",
+}
+
+
+def test_modules_of_one_name_hold_one_subject():
+    """Two modules of one name are either the faces of one verb (``_api``, ``cli``, ``plots``) or
+    listed in :data:`SAME_SUBJECT` with the subject they share; any other pair is a collision
+    (``fitting/design.py`` beside ``jaxscale.design``, three ``schedules.py``) to rename."""
+    by_name: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        if path.name != "__init__.py":
+            by_name.setdefault(path.name, []).append(path.parent.name)
+    collisions = {name: sorted(parts) for name, parts in by_name.items()
+                  if len(parts) > 1 and name not in SAME_SUBJECT and not set(parts) <= FACES}
+    assert not collisions, f"modules of one name with different subjects (rename one): {collisions}"
