@@ -140,23 +140,37 @@ class SweepConfig:
 
 
 def default_corpus() -> Path:
-    """The corpus of a sweep whose config names none, found without the current directory:
-    ``$JAXSCALE_CORPUS`` if set, else :data:`SHARED_CORPUS` beside the clone that jaxscale is
-    installed from (an editable install), if there is one.
+    """The corpus of a sweep whose config names none: ``$JAXSCALE_CORPUS`` if set, else
+    :data:`SHARED_CORPUS` beside a clone of jaxscale: the clone this module was loaded from (an
+    editable install or the checkout itself), else the clone the working directory is in (the
+    README's ``pip install .`` copies the package into site-packages, so only the working
+    directory still knows the clone).
 
     Raises:
-        ValueError: neither is there (one line naming ``--corpus``).
+        ValueError: none of them is there (one line naming ``--corpus`` and the places looked in).
     """
     if os.environ.get(CORPUS_VARIABLE):
         return Path(os.environ[CORPUS_VARIABLE]).expanduser()
-    clone = Path(__file__).resolve().parents[2]
-    beside = clone.parent / SHARED_CORPUS
-    if (clone / "pyproject.toml").is_file() and beside.is_file():
-        return beside
-    raise ValueError(
-        f"no corpus: give one with --corpus PATH (a .txt or .txt.gz file) or the environment variable "
-        f"{CORPUS_VARIABLE} (the default, {beside}, beside a clone of jaxscale, is not there)"
-    )
+    clones = [Path(__file__).resolve().parents[2], *_enclosing_clone(Path.cwd())]
+    for clone in clones:
+        if _is_clone(clone) and (clone.parent / SHARED_CORPUS).is_file():
+            return clone.parent / SHARED_CORPUS
+    looked = ", ".join(str(c.parent / SHARED_CORPUS) for c in clones if _is_clone(c)) or "no clone of jaxscale found"
+    raise ValueError(f"no corpus: give one with --corpus PATH (a .txt or .txt.gz file) or the environment variable "
+                     f"{CORPUS_VARIABLE} (looked beside the clone: {looked})")
+
+
+def _is_clone(directory: Path) -> bool:
+    """Whether ``directory`` is the root of a jaxscale checkout (its pyproject names the project)."""
+    try:
+        return 'name = "jaxscale"' in (directory / "pyproject.toml").read_text()
+    except OSError:
+        return False
+
+
+def _enclosing_clone(directory: Path) -> list[Path]:
+    """The jaxscale checkout that holds ``directory`` (itself or a parent), as a list of 0 or 1."""
+    return [d for d in (directory.resolve(), *directory.resolve().parents) if _is_clone(d)][:1]
 
 
 def with_corpus(cfg: SweepConfig, corpus: str | Path | None = None) -> SweepConfig:

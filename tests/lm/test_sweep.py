@@ -263,9 +263,27 @@ def test_a_sweep_runs_from_any_directory_with_corpus_or_the_default(smoke, tmp_p
     assert list(elsewhere.iterdir()) == []  # nothing written relative to the current directory
 
 
+def test_an_installed_copy_finds_the_corpus_beside_the_clone_it_runs_in(tmp_path, monkeypatch):
+    """After the README's ``pip install .`` the package lives in site-packages: the default corpus
+    is found beside the clone of the working directory (or one of its parents), not refused."""
+    monkeypatch.delenv(presets.CORPUS_VARIABLE, raising=False)
+    monkeypatch.setattr(presets, "__file__", str(tmp_path / "site-packages" / "jaxscale" / "lm" / "presets.py"))
+    clone, corpus = tmp_path / "jaxscale-clone", tmp_path / presets.SHARED_CORPUS
+    (clone / "docs").mkdir(parents=True)
+    (clone / "pyproject.toml").write_text('[project]\nname = "jaxscale"\n')
+    corpus.parent.mkdir(parents=True)
+    corpus.write_bytes(b"")
+    monkeypatch.chdir(clone / "docs")
+    assert presets.default_corpus() == corpus
+    (clone / "pyproject.toml").write_text('[project]\nname = "another-project"\n')  # not a clone of jaxscale
+    with pytest.raises(ValueError, match="no corpus"):
+        presets.default_corpus()
+
+
 def test_a_sweep_without_a_corpus_says_how_to_give_one(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv(presets.CORPUS_VARIABLE, raising=False)
     monkeypatch.setattr(presets, "__file__", str(tmp_path / "site-packages" / "jaxscale" / "lm" / "presets.py"))
+    monkeypatch.chdir(tmp_path)  # outside any clone
     assert main(["sweep", "--preset", "smoke", "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no corpus: give one with --corpus PATH" in err and presets.CORPUS_VARIABLE in err
