@@ -39,6 +39,13 @@ FAMILIES: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
 }
 FAMILIES["mistral"] = FAMILIES["llama"]
 FAMILIES["olmo"] = (FAMILIES["llama"][0], {**FAMILIES["llama"][1], "norm": "nonparametric"})
+#: The fields a configuration must give. The MLP's width is among them except for GPT-2, whose
+#: code makes a missing ``n_inner`` 4 x d_model; the other families' configuration classes fill a
+#: missing ``intermediate_size`` with a constant of their own (Llama's 11008 whatever the width),
+#: so a count that assumed 4 x d_model would be wrong by billions (8.85e9 for Llama-2 7B's
+#: configuration without it, whose model has 6.74e9).
+REQUIRED = ("d_model", "n_layer", "n_head", "vocab_size", "n_ctx")
+_REQUIRED_BY_FAMILY = {family: REQUIRED if family == "gpt2" else (*REQUIRED, "d_ff") for family in FAMILIES}
 
 #: jaxscale's own hyperparameter names (the sweep's runs table and its TensorBoard hparams), with
 #: the spellings other trainers log (nanoGPT's n_embd, block_size).
@@ -80,7 +87,7 @@ def hf_architecture(config: Mapping[str, Any], where: str = "config") -> Archite
     for field, key in names.items():
         if config.get(key) is not None:
             fields[field] = config[key]
-        elif field in ("d_model", "n_layer", "n_head", "vocab_size", "n_ctx"):
+        elif field in _REQUIRED_BY_FAMILY[family]:
             raise ValueError(f"{where}: {family} configuration without {key!r}")
     return _architecture(fields, where)
 
@@ -92,7 +99,7 @@ def run_architecture(config: Mapping[str, Any], where: str = "run") -> Architect
     if "model_type" in config:
         return hf_architecture(config, where)
     fields = {field: next((config[k] for k in keys if _given(config.get(k))), None) for field, keys in RUN_KEYS.items()}
-    if any(fields[f] is None for f in ("d_model", "n_layer", "n_head", "vocab_size", "n_ctx")):
+    if any(fields[f] is None for f in REQUIRED):
         return None
     if fields["d_ff"] is None:
         del fields["d_ff"]
@@ -133,6 +140,8 @@ def _architecture(fields: dict[str, Any], where: str) -> Architecture:
 
 
 def _integer(value: Any, name: str, where: str) -> int:
+    if isinstance(value, bool):  # JSON true is no count of layers
+        raise ValueError(f"{where}: {name} must be a whole number, got {value!r}")
     try:
         number = float(value)
     except (TypeError, ValueError):

@@ -154,3 +154,23 @@ def test_accounting_formulas():
     assert accounting.total_params(10, 5) == 15
     with pytest.raises(ValueError, match="d_model"):
         accounting.nonembedding_params(2, 0)
+
+
+@pytest.mark.parametrize("family", ["llama", "gpt_neox", "olmo"])
+def test_a_configuration_without_its_mlp_width_is_refused_naming_the_key(family):
+    """Llama-2 7B's configuration without ``intermediate_size`` counted 8,852,344,832 parameters
+    (a 4 x d_model MLP assumed); the model has 6,738,415,616. Such families' code does not derive
+    the width from d_model, so the count is refused, naming the key."""
+    config = {**LLAMA2_7B, "model_type": family}
+    del config["intermediate_size"]
+    with pytest.raises(ValueError, match=f"{family} configuration without 'intermediate_size'"):
+        hf_architecture(config)
+
+
+def test_gpt2_without_n_inner_is_four_times_its_width_as_its_code_says():
+    assert hf_architecture({k: v for k, v in GPT2.items() if k != "n_inner"}).ff_width == 4 * GPT2["n_embd"]
+
+
+def test_a_boolean_is_no_count_of_layers():
+    with pytest.raises(ValueError, match="n_layer must be a whole number, got True"):
+        run_architecture({"d_model": 64, "n_layer": True, "n_head": 4, "vocab_size": 100, "n_ctx": 32})
