@@ -56,7 +56,14 @@ Scaling studies train on 1-1000 tokens per parameter; fewer than one on most run
 design we know: 4% of Epoch AI's Chinchilla runs, 6% of the isoFLOP table's, 2% of the
 (Mis)Fitting table's); a loss more than :data:`LOSS_STRAY_DECADES` decade from the others (a
 run in another unit); losses above 20 nats per token are flagged when the table is read
-(:data:`jaxscale.runs.table.MAX_PLAUSIBLE_LOSS`).
+(:data:`jaxscale.runs.table.MAX_PLAUSIBLE_LOSS`); more than :data:`MAX_TOKENS_PER_PARAMETER`
+tokens per parameter on most runs (N in millions or billions: D in billions trips the swapped
+columns' warning, N in billions this one).
+
+**A loss that rises with scale** is refused (:func:`check_falls_with_scale`): a least-squares
+plane through log loss over (log N, log D) whose slopes are both >= 0 describes no scaling law
+(a table of accuracies, or the loss column mislabelled), and a fit of it returns negative
+exponents (alpha = -5.4, beta = -0.017 on such a table) and an allocation that means nothing.
 """
 
 from __future__ import annotations
@@ -86,6 +93,10 @@ STRAY_DECADES = 3.0
 LOSS_STRAY_DECADES = 1.0
 #: Runs with D < N, as a fraction of all, above which the columns look swapped (module docstring).
 SWAPPED_FRACTION = 0.5
+#: Tokens per parameter above which, on most runs, N looks given in another unit (module
+#: docstring). The tables of ``../shared/data`` reach 4.3e3 (Pythia 70M on 300B tokens); Llama 3
+#: 8B trained on 1.9e3; declared at 230 times the highest seen.
+MAX_TOKENS_PER_PARAMETER = 1e6
 
 
 def spread_across_line(x1: ArrayLike, x2: ArrayLike) -> float:
@@ -133,6 +144,7 @@ def check_runs(law: Law, runs: RunsTable) -> None:
     inputs = runs.law_inputs(law.inputs)
     for name in law.exponent_inputs:
         _check_input(law, name, inputs[law.inputs.index(name)], runs)
+    check_falls_with_scale(law, runs)
     warn_implausible(law, runs)
     if not law.needs_independent_inputs:
         return
@@ -184,6 +196,22 @@ def _check_input(law: Law, name: str, values: np.ndarray, runs: RunsTable) -> No
             f"that widen the range of {name}")
 
 
+def check_falls_with_scale(law: Law, runs: RunsTable) -> None:
+    """Refuse a table whose loss rises (or stays flat) along both N and D (module docstring): the
+    slopes of the least-squares plane log L = c + s_N log N + s_D log D, both >= 0. Laws of other
+    inputs are not judged."""
+    if law.inputs[:2] not in (("N", "D"), ("N_nonembedding", "D")):
+        return
+    n, d = runs.law_inputs(law.inputs)[:2]
+    design = np.column_stack([np.ones(len(n)), np.log(n), np.log(d)])
+    slopes = np.linalg.lstsq(design, np.log(runs.loss), rcond=None)[0][1:]
+    if np.all(slopes >= 0):
+        raise ValueError(
+            f"the loss rises with scale: log loss grows by {slopes[0]:.3g} per e-fold of {law.inputs[0]} and "
+            f"{slopes[1]:.3g} per e-fold of D (least squares over the {len(n)} runs), where a scaling law falls "
+            "along both; is the loss column an accuracy, or are columns mislabelled?")
+
+
 def _also(stray: np.ndarray) -> str:
     return "" if len(stray) == 1 else f" (and {len(stray) - 1} more such rows)"
 
@@ -196,6 +224,12 @@ def warn_implausible(law: Law, runs: RunsTable) -> None:
             warnings.warn(
                 f"D < N on {int(below.sum())} of {len(runs)} runs (median {np.median(runs.d / runs.n):.3g} tokens "
                 "per parameter): are the columns of N and D swapped?", PlausibilityWarning, stacklevel=3)
+        ratio = float(np.median(runs.d / runs.n))
+        if ratio > MAX_TOKENS_PER_PARAMETER:
+            warnings.warn(
+                f"{ratio:.3g} tokens per parameter on the median run (N {runs.n.min():.3g} .. {runs.n.max():.3g}): "
+                "is N given in millions or billions? Give it as a count of parameters", PlausibilityWarning,
+                stacklevel=3)
     stray = stray_rows(runs.loss, LOSS_STRAY_DECADES)
     if len(stray):
         i = int(stray[0])

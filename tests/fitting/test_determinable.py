@@ -198,6 +198,29 @@ def test_swapped_columns_and_a_loss_in_another_unit_are_warned_about():
         check_runs(ch.LAW, from_arrays(runs.n, runs.d, loss))
 
 
+def test_n_in_billions_is_warned_about():
+    from jaxscale.support.plausibility import PlausibilityWarning
+
+    n = np.repeat(np.geomspace(1e8, 1e10, 8), 3)
+    runs = law_runs(n, n * np.tile([5.0, 20.0, 80.0], 8))
+    with pytest.warns(PlausibilityWarning, match=r"tokens per parameter on the median run .*millions or billions"):
+        check_runs(ch.LAW, from_arrays(runs.n / 1e9, runs.d, runs.loss))
+
+
+def test_a_loss_rising_with_n_and_d_is_refused_with_exit_2(tmp_path, capsys):
+    """A table whose loss grows with both inputs was fitted (alpha -5.4, beta -0.017) with exit 0."""
+    n = np.repeat(np.geomspace(1e7, 1e9, 5), 5)
+    d = np.tile(np.geomspace(1e9, 1e11, 5), 5)
+    loss = 1.5 + 0.02 * np.log(n) + 0.03 * np.log(d)
+    with pytest.raises(ValueError, match=r"the loss rises with scale: .* per e-fold of N and .* per e-fold of D"):
+        check_runs(ch.LAW, from_arrays(n, d, loss))
+    path = tmp_path / "rising.csv"
+    path.write_text("N,D,loss\n" + "".join(f"{a:.17g},{b:.17g},{c:.17g}\n" for a, b, c in zip(n, d, loss)))
+    code = main(["fit", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "rises with scale" in err
+
+
 def test_the_cli_prints_a_plausibility_warning_once(tmp_path, capsys, recwarn):
     n = np.repeat(np.geomspace(1e8, 1e10, 8), 3)
     runs = law_runs(n, n * np.tile([5.0, 20.0, 80.0], 8))
