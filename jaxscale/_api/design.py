@@ -110,7 +110,7 @@ def design(runs: Runs | None = None, *, target: str = "N*:1e24", budget: float, 
         budget: FLOP the new runs may spend together.
         law: a law of N and D, by object or name.
         candidates: the candidate runs (N, D) as two arrays; default a grid up to ``max_cost``
-            (:func:`jaxscale.planning.candidates.candidate_grid`).
+            from the runs' smallest model size (:func:`jaxscale.planning.candidates.grid_beside_runs`).
         max_cost: the most FLOP one candidate of the grid may cost (default: ``budget``).
         min_cost: the least (default: none).
         max_runs: stop after this many runs.
@@ -122,7 +122,7 @@ def design(runs: Runs | None = None, *, target: str = "N*:1e24", budget: float, 
     """
     from jaxscale.fitting.approach3 import fit_approach3
     from jaxscale.laws.registry import law_by_name
-    from jaxscale.planning.candidates import candidate_grid
+    from jaxscale.planning.candidates import grid_beside_runs
     from jaxscale.planning.selection import check_candidates, plan_runs
     from jaxscale.planning.targets import parse_target
 
@@ -131,9 +131,9 @@ def design(runs: Runs | None = None, *, target: str = "N*:1e24", budget: float, 
     goal = parse_target(target, law)
     if candidates is not None and (max_cost is not None or min_cost is not None):
         raise ValueError("max_cost and min_cost shape the default grid; not with candidates")
-    n, d = check_candidates(*candidates) if candidates is not None else candidate_grid(
-        budget if max_cost is None else max_cost, min_cost=min_cost)
     table = None if runs is None else as_runs(runs)
+    n, d = check_candidates(*candidates) if candidates is not None else grid_beside_runs(
+        budget if max_cost is None else max_cost, None if table is None else table.n, min_cost=min_cost)
     fit = None if table is None else fit_approach3(table, law=law)
     if fit is not None:
         fit.check_settled("plan from")

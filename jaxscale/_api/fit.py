@@ -282,7 +282,7 @@ def identified(fit: FitResult, draws: Draws | None) -> Identifiability:
     with, where they leave something undetermined for a law of (N, D), the first
     :data:`SUGGESTED_RUNS` runs that :mod:`jaxscale.planning` proposes to settle the allocation
     exponent at the largest compute of the runs: candidates of
-    :func:`~jaxscale.planning.candidates.candidate_grid` up to that compute, chosen greedily by
+    :func:`~jaxscale.planning.candidates.grid_beside_runs` up to that compute, chosen greedily by
     expected variance removed per FLOP (:func:`~jaxscale.planning.selection.plan_runs`). A fit
     through its runs exactly (residual scale 0) has no noise for a run to average out: no runs
     are suggested."""
@@ -293,12 +293,12 @@ def identified(fit: FitResult, draws: Draws | None) -> Identifiability:
     ident = identifiability(fit, draws)
     if not (ident.warnings and fit.law.inputs == ("N", "D")) or ident.residual_scale == 0:
         return ident
-    from jaxscale.planning.candidates import candidate_grid
+    from jaxscale.planning.candidates import grid_beside_runs
     from jaxscale.planning.selection import plan_runs
     from jaxscale.planning.targets import allocation_exponent
 
     top = float(fit.runs.c.max())
-    n, d = candidate_grid(top)
+    n, d = grid_beside_runs(top, fit.runs.n)
     plan = plan_runs(fit.law, allocation_exponent(fit.law, top), n, d, SUGGESTED_RUNS * top, fit=fit,
                      max_runs=SUGGESTED_RUNS)
     chosen = tuple((float(plan.n[c.index]), float(plan.d[c.index])) for c in plan.choices)

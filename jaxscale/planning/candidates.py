@@ -7,6 +7,11 @@ kept if its compute C = 6 N D lies in [``min_cost``, ``max_cost``]. The sizes ru
 ``min_n`` (default: the largest size that still costs no more than ``min_cost`` at the smallest
 ratio, or 1e7 parameters) up to the largest size whose run at the smallest ratio fits in
 ``max_cost``.
+
+A plan made from runs (:func:`grid_beside_runs`) starts its grid at the runs' smallest model
+size: it proposes runs where the law was measured or beyond it, never below the runs' range,
+where the fitted law is an extrapolation downwards that no target above needs (Epoch's runs of
+4.4e7 to 1.6e10 parameters were offered 383 runs from N = 1e7 at one token per parameter).
 """
 
 from __future__ import annotations
@@ -53,3 +58,12 @@ def candidate_grid(max_cost: float, *, min_cost: float | None = None, min_n: flo
     c = 6.0 * n * d
     keep = (c <= max_cost * (1 + 1e-12)) & (c >= (min_cost or 0.0) * (1 - 1e-12))
     return n[keep], d[keep]
+
+
+def grid_beside_runs(max_cost: float, runs_n: np.ndarray | None, *, min_cost: float | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The candidates of a plan from runs of sizes ``runs_n`` (module docstring): the grid of
+    :func:`candidate_grid` from the smallest of them, unless ``min_cost`` sets the start, or
+    there are no runs."""
+    from_runs = runs_n is not None and len(runs_n) and min_cost is None
+    return candidate_grid(max_cost, min_cost=min_cost, min_n=float(np.min(runs_n)) if from_runs else None)

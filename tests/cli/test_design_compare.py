@@ -50,6 +50,16 @@ def test_design_json_and_figure(tmp_path, capsys, runs_csv):
     assert (tmp_path / "o" / "design_candidates.png").is_file()
 
 
+def test_a_plan_from_runs_proposes_no_run_below_their_smallest_size(runs_csv):
+    """Epoch's runs (4.4e7 to 1.6e10 parameters) were offered 383 runs from N = 1e7 at one token
+    per parameter: the default grid of a plan from runs starts at their smallest model size."""
+    smallest = pd.read_csv(runs_csv)["N"].min()
+    plan = design(str(runs_csv), target="N*:1e23", budget=3e21, max_cost=1e21)
+    proposed = np.array([run["N"] for run in plan.to_dict()["runs"]])
+    assert len(proposed) >= 1 and proposed.min() >= smallest * (1 - 1e-12)
+    assert design(None, target="N*:1e23", budget=3e21, max_cost=1e21, max_runs=1).to_dict()["runs"]  # from priors
+
+
 def test_design_from_the_priors_with_a_users_candidates(tmp_path, capsys):
     path = tmp_path / "candidates.csv"
     pd.DataFrame({"N": [1e8, 1e9, 1e10], "D": [2e9, 2e10, 2e11]}).to_csv(path, index=False)
