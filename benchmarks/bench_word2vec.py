@@ -339,9 +339,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     from jaxscale.cli._output import print_json
-    from jaxscale.word2vec.normalize import read_text8_words
+    from jaxscale.word2vec.normalize import read_words
 
-    words = read_text8_words(CORPUS, args.chars)
+    words = read_words(CORPUS, args.chars)
     if args.profile:
         from jaxscale.word2vec.train import prepare_corpus
 

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 from jaxscale.cli._output import print_json  # noqa: E402
 from jaxscale.networks.word2vec import Word2VecConfig  # noqa: E402
 from jaxscale.word2vec.analogy import evaluate_analogies  # noqa: E402
-from jaxscale.word2vec.normalize import read_text8_words  # noqa: E402
+from jaxscale.word2vec.normalize import read_words  # noqa: E402
 from jaxscale.word2vec.train import prepare_corpus, train_word2vec  # noqa: E402
 
 ARCHITECTURES = (("skipgram", "neg"), ("cbow", "neg"), ("skipgram", "hs"), ("cbow", "hs"))
@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
                         choices=[f"{m}/{l}" for m, l in ARCHITECTURES], help="architectures to run")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    vocab, ids = prepare_corpus(read_text8_words(CORPUS, args.chars), min_count=5)
+    vocab, ids = prepare_corpus(read_words(CORPUS, args.chars), min_count=5)
     rows = []
     for model, loss in (name.split("/") for name in args.only):
         config = Word2VecConfig(model=model, loss=loss, dim=args.dim, epochs=args.epochs)

@@ -38,6 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--phrases", type=o.at_least(0), default=0, metavar="N", help="phrase-detection passes first")
     train.add_argument("--max-chars", type=o.at_least(1), default=None,
                        help="use only the first N normalised characters")
+    train.add_argument("--normalize", choices=("text8", "lower", "none"), default="text8",
+                       help="how text becomes words: text8 (lowercase a-z, digits spelled out: English prose, the "
+                            "analogy sets' form), lower (lowercased letters and digits of any script), none (the "
+                            "whitespace-separated tokens as they are); default %(default)s")
     train.add_argument("--seed", type=int, default=1)
     train.add_argument("--batch", type=o.at_least(1), default=None,
                        help="examples per SGD step (default 1024 NEG, 256 HS)")
@@ -117,6 +121,7 @@ def run_train(args: argparse.Namespace) -> int:
             args.out,
             phrases=args.phrases,
             max_chars=args.max_chars,
+            normalize=args.normalize,
             write_text=args.text,
             checkpoint_seconds=args.checkpoint_seconds,
             progress=not args.json,

@@ -1,10 +1,22 @@
-"""A text8-style normaliser for raw prose (Matt Mahoney's ``wikifil.pl`` rules, as used for text8).
+"""How a corpus becomes words: the text8 normaliser for English prose, and two plainer ones.
 
-Rules, applied in order: markup tags ``<...>`` are dropped; letters are lowercased; each digit is
+:data:`NORMALIZERS` names them (``jaxscale word2vec train --normalize NAME``):
+
+- ``"text8"`` (the default, for English prose such as the Wikipedia corpus: the word2vec papers'
+  analogy and similarity sets are lowercase English words): Matt Mahoney's ``wikifil.pl`` rules,
+  as used for text8, below;
+- ``"lower"``: lowercased words of Unicode letters and digits (``\w+``), so "Straße" stays
+  "straße" and "w123" stays a word; punctuation separates words;
+- ``"none"``: the corpus's own whitespace-separated tokens, as they are.
+
+text8's rules, applied in order: markup tags ``<...>`` are dropped; letters are lowercased; each digit is
 spelled out as its English word (``"1984"`` -> ``"one nine eight four"``); every other character
 (punctuation, non-ASCII letters, newlines) becomes a space; runs of spaces collapse to one. The
 result is a single stream of ``[a-z]+`` words separated by single spaces, which is what the
-word2vec papers' tools (and gensim's ``Text8Corpus``) consume.
+word2vec papers' tools (and gensim's ``Text8Corpus``) consume. On text that is not English prose
+they lose words: tokens such as ``w123`` or ``Straße`` break into digits and fragments, and a
+corpus of such tokens collapses to a handful of words. :func:`read_words` warns when the
+normalised vocabulary keeps under :data:`COLLAPSE_FRACTION` of the distinct raw tokens.
 """
 
 from __future__ import annotations
@@ -12,7 +24,8 @@ from __future__ import annotations
 import contextlib
 import itertools
 import re
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from jaxscale.support.corpus import iter_lines
@@ -46,10 +59,55 @@ def normalize_text8(text: str) -> str:
     return " ".join(raw.decode("ascii").split())
 
 
-def iter_text8_chunks(
-    path: str | Path, max_chars: int | None = None, chunk_lines: int = 20_000
+_WORD = re.compile(r"\w+")
+
+
+def normalize_lower(text: str) -> str:
+    """Lowercased words of letters and digits, any script, separated by single spaces.
+
+    >>> normalize_lower("In 1984, Straße w123!")
+    'in 1984 straße w123'
+    """
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def normalize_none(text: str) -> str:
+    """The whitespace-separated tokens of ``text`` as they are, separated by single spaces."""
+    return " ".join(text.split())
+
+
+#: The normalisers by name (module docstring); ``"text8"`` is the default.
+NORMALIZERS: dict[str, Callable[[str], str]] = {"text8": normalize_text8, "lower": normalize_lower,
+                                                 "none": normalize_none}
+#: A normalised vocabulary under this fraction of the raw text's distinct tokens is warned about
+#: (module docstring). English prose keeps most of its distinct tokens under text8 (punctuation
+#: glued to a word is what it merges); declared at a tenth.
+COLLAPSE_FRACTION = 0.1
+#: Raw distinct tokens below which no collapse is judged (a toy corpus).
+_COLLAPSE_MIN_TOKENS = 100
+
+
+def normalizer(name: str) -> Callable[[str], str]:
+    """The normaliser named ``name`` (:data:`NORMALIZERS`).
+
+    Raises:
+        ValueError: an unknown name, listing the known ones.
+    """
+    if name not in NORMALIZERS:
+        raise ValueError(f"normalize must be one of {', '.join(NORMALIZERS)}; got {name!r}")
+    return NORMALIZERS[name]
+
+
+class VocabularyCollapse(UserWarning):
+    """Normalisation kept few of the corpus's distinct tokens (module docstring)."""
+
+
+def iter_normalized_chunks(
+    path: str | Path, max_chars: int | None = None, chunk_lines: int = 20_000, normalize: str = "text8",
+    raw_tokens: set[str] | None = None,
 ) -> Iterator[str]:
-    """Normalise a corpus file in chunks of lines, yielding text8 text.
+    """Normalise a corpus file in chunks of lines, yielding normalised text (text8 by default).
+    ``raw_tokens``, when given, collects the distinct whitespace-separated tokens read.
 
     Chunks are joined by single spaces by the caller (each chunk is stripped). With
     ``max_chars`` the stream stops after that many characters of *normalised* text (counting the
@@ -58,13 +116,16 @@ def iter_text8_chunks(
     """
     if max_chars is not None and max_chars <= 0:
         raise ValueError(f"max_chars must be > 0; got {max_chars}")
+    apply = normalizer(normalize)
     budget = max_chars
     with contextlib.closing(iter_lines(path, keep_newlines=True)) as all_lines:
         while True:
             lines = list(itertools.islice(all_lines, chunk_lines))
             if not lines:
                 return
-            text = normalize_text8(" ".join(lines))
+            if raw_tokens is not None:
+                raw_tokens.update(" ".join(lines).split())
+            text = apply(" ".join(lines))
             if not text:
                 continue
             if budget is not None:
@@ -79,9 +140,17 @@ def iter_text8_chunks(
             yield text
 
 
-def read_text8_words(path: str | Path, max_chars: int | None = None) -> list[str]:
-    """The words of a corpus file after text8 normalisation (optionally its first ``max_chars``)."""
+def read_words(path: str | Path, max_chars: int | None = None, normalize: str = "text8") -> list[str]:
+    """The words of a corpus file after normalisation (optionally its first ``max_chars``
+    characters of normalised text); warns (:class:`VocabularyCollapse`) when the normalised
+    vocabulary keeps under :data:`COLLAPSE_FRACTION` of the distinct raw tokens read."""
     words: list[str] = []
-    for chunk in iter_text8_chunks(path, max_chars):
+    raw: set[str] = set()
+    for chunk in iter_normalized_chunks(path, max_chars, normalize=normalize, raw_tokens=raw):
         words.extend(chunk.split())
+    kept = len(set(words))
+    if len(raw) >= _COLLAPSE_MIN_TOKENS and kept < COLLAPSE_FRACTION * len(raw):
+        others = ", ".join(f"--normalize {name}" for name in NORMALIZERS if name != normalize)
+        warnings.warn(f"{path}: {normalize} normalisation kept {kept:,} distinct words of the {len(raw):,} distinct "
+                      f"tokens read: is the corpus not English prose? Try {others}", VocabularyCollapse, stacklevel=2)
     return words

@@ -168,7 +168,7 @@ def run_cell(
 def run_grid(corpus: str | Path, out: str | Path, grid_: ScalingGrid, progress: bool = True) -> list[dict]:
     """All cells of the grid, reusing the ones already saved under ``out/cells``."""
     from jaxscale.support.progress import progress_bar
-    from jaxscale.word2vec.normalize import read_text8_words
+    from jaxscale.word2vec.normalize import read_words
     from jaxscale.word2vec.vocab import build_vocab
 
     out = Path(out)
@@ -179,7 +179,7 @@ def run_grid(corpus: str | Path, out: str | Path, grid_: ScalingGrid, progress: 
         raise ValueError(f"{out} holds cells trained with other settings ({saved}); use another --out")
     saved.write_text(json.dumps(settings))
     need = max(grid_.words)
-    all_words = read_text8_words(corpus, max_chars=need * 12)[:need]
+    all_words = read_words(corpus, max_chars=need * 12)[:need]
     if len(all_words) < need:
         raise ValueError(f"corpus has {len(all_words):,} words, fewer than the largest grid size {need:,}")
     # the common question set: words among the top `restrict` of every cell's vocabulary

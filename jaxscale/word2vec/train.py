@@ -320,7 +320,9 @@ def _all_finite(params: Word2VecParams) -> jax.Array:
 
 def _diverged(what: str, epoch: int, chunk: int, config: Word2VecConfig) -> Word2VecDiverged:
     return Word2VecDiverged(f"word2vec diverged: {what} in chunk {chunk + 1} of epoch {epoch + 1} (learning rate "
-                            f"alpha {config.learning_rate:g}); training stopped")
+                            f"alpha {config.learning_rate:g}, batch {config.batch}); training stopped. Smaller "
+                            "steps help: a smaller --batch, a lower --alpha, or with negative sampling --neg-row-cap "
+                            "(a cap on each row's summed step per batch)")
 
 
 def _check_finite_vectors(params: Word2VecParams, epoch: int, chunk: int, config: Word2VecConfig) -> None:
@@ -349,12 +351,14 @@ def train_from_file(
     *,
     phrases: int = 0,
     max_chars: int | None = None,
+    normalize: str = "text8",
     write_text: bool = False,
     checkpoint_seconds: float = 300.0,
     progress: bool = True,
     **options,
 ) -> dict:
-    """Normalise a corpus file (text8 rules), optionally join phrases, train, save the vectors.
+    """Normalise a corpus file (``normalize``: text8 rules by default, see
+    :mod:`jaxscale.word2vec.normalize`), optionally join phrases, train, save the vectors.
 
     Writes ``out/vectors.bin`` (word2vec binary; ``vectors.txt`` too with ``write_text``) and
     checkpoints under ``out/checkpoints`` (a re-run with the same ``out`` resumes). ``options``
@@ -364,18 +368,19 @@ def train_from_file(
     settings is refused; the corpus is checked as it is read (:mod:`jaxscale.support.corpus`).
     A run that diverges raises :class:`Word2VecDiverged` and writes no vectors.
     """
-    from jaxscale.word2vec.normalize import read_text8_words
+    from jaxscale.word2vec.normalize import normalizer, read_words
     from jaxscale.word2vec.phrases import learn_phrases
     from jaxscale.word2vec.vector_files import save_word2vec
 
     config = Word2VecConfig(**{k: v for k, v in options.items() if v is not None})
     _check_checkpoint_seconds(checkpoint_seconds)
+    normalizer(normalize)  # an unknown name is refused before anything is written
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    corpus_settings = {"max_chars": max_chars, "phrases": phrases}
+    corpus_settings = {"max_chars": max_chars, "phrases": phrases, "normalize": normalize}
     _refuse_another_run(out / "checkpoints", _run_settings(dataclasses.replace(config, examples=builder_kind(config)),
                                                           **corpus_settings))
-    words = read_text8_words(corpus, max_chars)
+    words = read_words(corpus, max_chars, normalize)
     if not words:
         raise ValueError(f"corpus is empty after normalisation: {corpus}")
     if phrases:

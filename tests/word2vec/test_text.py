@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jaxscale.word2vec.huffman import build_huffman
-from jaxscale.word2vec.normalize import normalize_text8
+from jaxscale.word2vec.normalize import normalize_lower, normalize_none, normalize_text8, normalizer, read_words
 from jaxscale.word2vec.phrases import join_phrases, learn_phrases, score_bigrams
 from jaxscale.word2vec.vocab import (
     build_vocab,
@@ -27,6 +27,20 @@ def test_normalize_text8_rules():
         "in one nine eight four orwell wrote big brother"
     )
     assert normalize_text8("  ...  ") == ""
+
+
+def test_lower_and_none_keep_words_of_any_script():
+    assert normalize_lower("Die Straße, w123 und Ça!") == "die straße w123 und ça"
+    assert normalize_none("  Die Straße,\n w123  ") == "Die Straße, w123"
+    with pytest.raises(ValueError, match="normalize must be one of text8, lower, none; got 'upper'"):
+        normalizer("upper")
+
+
+def test_english_prose_is_not_warned_about(tmp_path, recwarn):
+    words = [f"word{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}" for i in range(300)]
+    corpus = tmp_path / "prose.txt"
+    corpus.write_text(" ".join(f"{w.capitalize()}," if i % 7 == 0 else w for i, w in enumerate(words * 3)))
+    assert len(set(read_words(corpus))) == 300 and not recwarn.list
 
 
 def test_vocab_min_count_order_and_encode():

@@ -654,7 +654,8 @@ def test_cli_diverging_run_exits_1_in_one_line_and_writes_no_vectors(tmp_path):
     assert proc.returncode == 1, proc.stderr[-2000:]
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr
-    assert "word2vec diverged: the loss is nan in chunk 1 of epoch 1 (learning rate alpha 100)" in lines[0]
+    assert "word2vec diverged: the loss is nan in chunk 1 of epoch 1 (learning rate alpha 100, batch 1024)" in lines[0]
+    assert all(option in lines[0] for option in ("--batch", "--alpha", "--neg-row-cap"))  # what helps
     assert not (tmp_path / "run" / "vectors.bin").exists() and proc.stdout == ""
 
 
@@ -737,3 +738,18 @@ def test_cli_refuses_a_negative_checkpoint_interval(tmp_path, capsys):
     assert "argument --checkpoint-seconds: must be a finite number >= 0, got -1" in capsys.readouterr().err
     with pytest.raises(ValueError, match="checkpoint_seconds must be >= 0; got -1"):
         train_word2vec(np.zeros(4, np.int32), prepare_corpus(["a", "b"], 1)[0], TINY, checkpoint_seconds=-1)
+
+
+def test_a_corpus_of_codes_keeps_its_words_under_normalize_lower_and_warns_under_text8(tmp_path):
+    """Tokens such as w123 collapsed under the always-on text8 normaliser to a vocabulary of 11
+    and trained with exit 0; --normalize lower keeps them, and text8 now warns, naming the options."""
+    rng = np.random.default_rng(0)
+    codes = [f"w{i}" for i in range(400)]
+    corpus = tmp_path / "codes.txt"
+    corpus.write_text(" ".join(rng.choice(codes, 20_000)) + "\n")
+    proc = _cli_train(corpus, tmp_path / "lower", "--normalize", "lower", "--epochs", "1", "--min-count", "1")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["vocab_size"] == 400
+    proc = _cli_train(corpus, tmp_path / "text8", "--epochs", "1", "--min-count", "1")
+    assert "text8 normalisation kept 11 distinct words of the 400 distinct tokens read" in proc.stderr
+    assert "--normalize lower" in proc.stderr
