@@ -34,6 +34,7 @@ from jax.typing import ArrayLike
 
 from jaxscale.core.numerics import float64
 from jaxscale.laws.law import Law
+from jaxscale.support.atomic import atomic_path
 
 R_HAT_MAX = 1.01
 MIN_ESS_PER_CHAIN = 100
@@ -176,5 +177,6 @@ def save_netcdf(idata: az.InferenceData, path: str | Path) -> Path:
     """Write the InferenceData as netCDF (open it again with ``arviz.from_netcdf``)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    idata.to_netcdf(str(path))
+    with atomic_path(path) as tmp:
+        idata.to_netcdf(str(tmp))
     return path

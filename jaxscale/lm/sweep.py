@@ -44,6 +44,7 @@ from jaxscale.lm.tokens import TokenBatches, prepare_tokens
 from jaxscale.networks.transformer import TransformerConfig
 from jaxscale.runs import schema as rs
 from jaxscale.runs.table import RunsTable, load_runs
+from jaxscale.support.atomic import atomic_path, write_text_atomic
 from jaxscale.support.progress import progress_bar
 
 CONFIG = "config.json"
@@ -184,7 +185,7 @@ def _train_or_skip(spec: lm.RunSpec, data: TokenBatches, runs_dir: Path, **kwarg
         rows = lm.train(spec, data, directory, **kwargs)
     except lm.TrainingDiverged as err:
         if distributed.is_main_process():
-            (directory / DIVERGED_FILE).write_text(json.dumps({"message": str(err)}))
+            write_text_atomic(directory / DIVERGED_FILE, json.dumps({"message": str(err)}))
         warnings.warn(str(err), stacklevel=2)
         return None
     curve = pd.DataFrame(rows)
@@ -269,7 +270,7 @@ def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True, microbat
     _check_same_corpus(cfg, out)
     out.mkdir(parents=True, exist_ok=True)
     if main:
-        (out / CONFIG).write_text(json.dumps(cfg.to_dict(), indent=1))
+        write_text_atomic(out / CONFIG, json.dumps(cfg.to_dict(), indent=1))
     if not main:  # process 0 tokenises (or reads its cache) first, the others then read the cache
         distributed.sync("tokens")
     tokenizer, ids = prepare_tokens(cfg.corpus, out / "data", cfg.vocab_size, cfg.corpus_chars, cfg.tokenizer_file)
@@ -309,22 +310,24 @@ def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True, microbat
 
     frame = pd.concat([c for c in curves.values() if c is not None and not c.empty], ignore_index=True)
     runs_table = out / RUNS_TABLE
-    frame.to_csv(runs_table, index=False)
+    with atomic_path(runs_table) as tmp:
+        frame.to_csv(tmp, index=False)
     loaded = load_runs(runs_table, sizes_vary=False)  # fewer than 3 sizes: each fit says it has no exponent
     fits = {rule: fit_experiments(cfg, loaded, best, rule) for rule in FRONTIER_RANGES}  # each range fitted once
     table = table_of(fits[cfg.frontier_range], cfg.frontier_range)
-    table.to_csv(out / TABLE, index=False)
-    (out / "table.md").write_text(format_table(table))
+    with atomic_path(out / TABLE) as tmp:
+        table.to_csv(tmp, index=False)
+    write_text_atomic(out / "table.md", format_table(table))
     sensitivity = [table_of(fits[rule], rule) for rule in FRONTIER_RANGES]
-    (out / "table_frontier_ranges.md").write_text(
-        "".join(f"frontier range: {t.frontier_range.iloc[0]}\n\n{format_table(t)}\n" for t in sensitivity if not t.empty)
+    write_text_atomic(
+        out / "table_frontier_ranges.md", "".join(f"frontier range: {t.frontier_range.iloc[0]}\n\n{format_table(t)}\n" for t in sensitivity if not t.empty)
     )
     sizes = model_sizes(cfg, vocab)
     run_of = {s.name: run_id(s, best[s.name], "constant") for s in cfg.sizes if s.name in best}
     fitted = {basis: fit for (experiment, basis), fit in fits[cfg.frontier_range].items() if experiment == "experiment 1"}
     frontiers = {basis: (whole_frontier(cfg, loaded, best, basis), fit) for basis, fit in fitted.items()}
     report = diagnostics.sweep_diagnostics(loaded, sizes, losses, best, run_of, frontiers)
-    (out / DIAGNOSTICS).write_text(diagnostics.format_diagnostics(report))
+    write_text_atomic(out / DIAGNOSTICS, diagnostics.format_diagnostics(report))
     return SweepResult(table, sizes, runs_table, loaded, best, time.perf_counter() - start, report)
 
 

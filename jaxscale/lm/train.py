@@ -20,6 +20,7 @@ run with :class:`TrainingDiverged`; no non-finite state is ever checkpointed.
 from __future__ import annotations
 
 import csv
+import io
 import dataclasses
 import functools
 import json
@@ -47,6 +48,7 @@ from jaxscale.networks.transformer import (
 from jaxscale.runs import accounting
 from jaxscale.runs import schema as rs
 from jaxscale.runs.learning_rates import Schedule
+from jaxscale.support.atomic import atomic_path, write_text_atomic
 from jaxscale.support.checkpoints import Checkpoints
 from jaxscale.support.progress import progress_bar
 
@@ -235,22 +237,24 @@ def matmul_peak_flops(n: int | None = None, repeats: int = 5, dtype: str = "floa
 
 
 def read_curve(directory: Path) -> list[dict[str, str]]:
+    """The rows of a run's curve file; a last row cut short by a kill (no line end) is left out,
+    as the rows after the last checkpoint are rewritten on resume anyway."""
     path = directory / CURVE_FILE
     if not path.is_file():
         return []
     with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+        text = f.read()
+    whole = text if text.endswith("\n") else text[: text.rfind("\n") + 1]
+    return list(csv.DictReader(io.StringIO(whole, newline="")))
 
 
 def _write_curve(directory: Path, rows: list[dict[str, Any]]) -> None:
     if jax.process_index() != 0:  # multi-host: one process writes the files
         return
-    tmp = directory / (CURVE_FILE + ".tmp")
-    with open(tmp, "w", newline="") as f:
+    with atomic_path(directory / CURVE_FILE) as tmp, open(tmp, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=CURVE_COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
-    tmp.replace(directory / CURVE_FILE)
 
 
 def _append_row(directory: Path, row: dict[str, Any]) -> None:
@@ -387,7 +391,7 @@ def train(
         bar.close()
     curve = read_curve(directory)
     if step == total and distributed.is_main_process():
-        (directory / DONE_FILE).write_text(json.dumps({"final_val_loss": float(curve[-1][rs.LOSS])}))
+        write_text_atomic(directory / DONE_FILE, json.dumps({"final_val_loss": float(curve[-1][rs.LOSS])}))
     return curve
 
 
@@ -416,5 +420,5 @@ def _claim_directory(spec: RunSpec, directory: Path) -> bool:
     if distributed.is_main_process():
         if extended:
             (directory / DONE_FILE).unlink(missing_ok=True)
-        path.write_text(json.dumps(new, indent=1))
+        write_text_atomic(path, json.dumps(new, indent=1))
     return done

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from jaxscale.support.atomic import write_text_atomic
+
 
 def json_native(obj: Any) -> Any:
     """Convert numpy/JAX scalars and arrays to JSON-native values (NaN/inf become null)."""
@@ -26,4 +28,4 @@ def json_native(obj: Any) -> Any:
 
 def write_json(path: str | Path, obj: Any) -> None:
     """Write ``obj`` as strict JSON (no NaN tokens), indented."""
-    Path(path).write_text(json.dumps(json_native(obj), indent=1))
+    write_text_atomic(path, json.dumps(json_native(obj), indent=1))

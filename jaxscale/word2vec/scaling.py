@@ -42,6 +42,7 @@ import numpy as np
 
 from jaxscale.laws.law import Law
 from jaxscale.laws.registry import law_by_name
+from jaxscale.support.atomic import write_text_atomic
 from jaxscale.support.json_native import json_native, write_json
 
 if TYPE_CHECKING:
@@ -177,7 +178,7 @@ def run_grid(corpus: str | Path, out: str | Path, grid_: ScalingGrid, progress: 
     saved = out / "settings.json"
     if saved.is_file() and json.loads(saved.read_text()) != settings:
         raise ValueError(f"{out} holds cells trained with other settings ({saved}); use another --out")
-    saved.write_text(json.dumps(settings))
+    write_text_atomic(saved, json.dumps(settings))
     need = max(grid_.words)
     all_words = read_words(corpus, max_chars=need * 12)[:need]
     if len(all_words) < need:

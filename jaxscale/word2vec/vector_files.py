@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxscale.support.atomic import atomic_path
+
 
 def _check(vectors: np.ndarray, words: Sequence[str]) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
@@ -27,7 +29,7 @@ def save_word2vec(path: str | Path, vectors: np.ndarray, words: Sequence[str], b
     """Write ``vectors`` (one row per word) in word2vec text or binary format."""
     vectors = _check(vectors, words)
     header = f"{len(words)} {vectors.shape[1]}\n".encode()
-    with open(path, "wb") as f:
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
         f.write(header)
         for word, row in zip(words, vectors):
             if binary:

@@ -236,3 +236,11 @@ def test_batch_not_divisible_by_devices_is_rejected(tmp_path):
         lm.train(spec, TokenBatches(data.ids, 8, 4), tmp_path, progress=False)
     with pytest.raises(ValueError, match=r"batch_size \(8\) must be divisible by the number of devices \(1\) x microbatches \(3\)"):
         lm.train(spec, data, tmp_path / "parts", microbatches=3, progress=False)
+
+
+def test_a_curve_row_cut_by_a_kill_is_left_out(tmp_path):
+    """A kill between a row's bytes leaves a last line without its end: it is not read as a row."""
+    from jaxscale.lm.train import CURVE_FILE, read_curve
+
+    (tmp_path / CURVE_FILE).write_text("step,loss\n1,3.5\n2,3.4\n3,3.")
+    assert [row["step"] for row in read_curve(tmp_path)] == ["1", "2"]
