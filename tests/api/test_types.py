@@ -90,13 +90,13 @@ def test_the_user_script_uses_every_public_name():
     assert sorted(set(js.__all__) - used) == [], f"names of jaxscale.__all__ that {USER_SCRIPT.name} does not use"
 
 
-def _mypy_errors(output: str) -> dict[str, list[str]]:
-    """mypy's error lines, by the file they are in."""
-    errors: dict[str, list[str]] = {}
+def _mypy_errors(output: str) -> dict[Path, list[str]]:
+    """mypy's error lines, by the file they are in (mypy names files relative to where it ran, ROOT)."""
+    errors: dict[Path, list[str]] = {}
     for line in output.splitlines():
         match = re.match(r"(?P<path>[^:]+):\d+: error: ", line)
         if match:
-            errors.setdefault(Path(match["path"]).name, []).append(line)
+            errors.setdefault((ROOT / match["path"]).resolve(), []).append(line)
     return errors
 
 
@@ -119,10 +119,10 @@ def test_mypy_resolves_every_public_name_in_a_user_script(tmp_path):
                           text=True, timeout=300)
     assert done.returncode == 1, done.stdout + done.stderr  # 1: it checked and found errors (the control's)
     errors = _mypy_errors(done.stdout)
-    in_script, in_init = errors.pop(USER_SCRIPT.name, []), errors.pop(INIT.name, [])
+    in_script, in_init = errors.pop(USER_SCRIPT, []), errors.pop(INIT, [])
     assert in_script == [], "\n".join(in_script)
     assert in_init == [], "\n".join(in_init)
-    reported = errors.pop(control.name, [])
+    reported = errors.pop(control.resolve(), [])
     assert errors == {}, done.stdout
     assert [line.rsplit("[", 1)[-1] for line in reported] == ["attr-defined]"] * 3, done.stdout
 
