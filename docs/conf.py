@@ -19,6 +19,8 @@ import re
 import sys
 from pathlib import Path
 
+from docutils import nodes
+
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))  # document this checkout's jaxscale, not an installed copy
@@ -124,6 +126,18 @@ def _only_local_scripts(app, exception):
         raise RuntimeError(f"pages load scripts from the network: {', '.join(sorted(remote))}")
 
 
+def _public_titles(app, doctree, docname):
+    """Title a link to a class by the name the reference documents it under: a type hint names a
+    result by the module that defines it (``jaxscale._api.fit.FitReport``), which Sphinx resolves
+    as an alias of ``jaxscale.FitReport`` but would show, on hover, as the private path."""
+    objects = app.env.get_domain("py").objects
+    for reference in doctree.findall(nodes.reference):
+        entry = objects.get(reference.get("reftitle", ""))
+        if entry is not None and entry.aliased:
+            reference["reftitle"] = entry.node_id
+
+
 def setup(app):
     app.connect("source-read", _ipython_lexer)
+    app.connect("doctree-resolved", _public_titles)
     app.connect("build-finished", _only_local_scripts)

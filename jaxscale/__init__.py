@@ -28,7 +28,7 @@ float32/bfloat16. Importing jaxscale loads nothing heavy: each name loads on fir
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -51,14 +51,49 @@ _WHERE = {
 
 __all__ = ["__version__", *_WHERE]
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'jaxscale' has no attribute {name!r}")
-    module = importlib.import_module(_WHERE[name])
-    value = module if name == "laws" else getattr(module, name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+if TYPE_CHECKING:
+    # What type checkers and IDEs see: the same names from the same modules as _WHERE (a test holds
+    # the two equal), each re-exported explicitly (``X as X``). Nothing here runs at import time.
+    import jaxscale.laws as laws
+    from jaxscale._api.allocate import Allocation as Allocation
+    from jaxscale._api.allocate import DataConstrainedAllocation as DataConstrainedAllocation
+    from jaxscale._api.allocate import allocate as allocate
+    from jaxscale._api.bayes import GroupedPosterior as GroupedPosterior
+    from jaxscale._api.bayes import LooComparison as LooComparison
+    from jaxscale._api.bayes import Posterior as Posterior
+    from jaxscale._api.bayes import bayes as bayes
+    from jaxscale._api.compare import CompareReport as CompareReport
+    from jaxscale._api.compare import compare as compare
+    from jaxscale._api.design import DesignReport as DesignReport
+    from jaxscale._api.design import design as design
+    from jaxscale._api.fit import FitReport as FitReport
+    from jaxscale._api.fit import FrontierReport as FrontierReport
+    from jaxscale._api.fit import fit as fit
+    from jaxscale._api.hparams import HparamsReport as HparamsReport
+    from jaxscale._api.hparams import PublishedHparams as PublishedHparams
+    from jaxscale._api.hparams import hparams as hparams
+    from jaxscale._api.params import ModelParams as ModelParams
+    from jaxscale._api.params import model_params as model_params
+    from jaxscale._api.reconcile import ReconcileReport as ReconcileReport
+    from jaxscale._api.reconcile import reconcile as reconcile
+    from jaxscale._api.runs import Runs as Runs
+    from jaxscale._api.runs import load_runs as load_runs
+    from jaxscale._api.schedule import ScheduleReport as ScheduleReport
+    from jaxscale._api.schedule import schedule as schedule
+    from jaxscale._api.sensitivity import SensitivityReport as SensitivityReport
+    from jaxscale._api.sensitivity import sensitivity as sensitivity
+    from jaxscale.laws.draws import Draws as Draws
+    from jaxscale.laws.law import Law as Law
+    from jaxscale.runs.table import RunsTable as RunsTable
+else:
+    # Hidden from type checkers: a module-level __getattr__ would make every unknown name Any to them.
+    def __getattr__(name: str) -> Any:
+        if name not in _WHERE:
+            raise AttributeError(f"module 'jaxscale' has no attribute {name!r}")
+        module = importlib.import_module(_WHERE[name])
+        value = module if name == "laws" else getattr(module, name)
+        globals()[name] = value  # later lookups skip this function
+        return value
 
 
 def __dir__() -> list[str]:

@@ -70,13 +70,35 @@ def _imported_for_typing(name: str, module: str | None) -> list[str]:
             for alias in node.names if (alias.asname or alias.name) == name and alias.name == name]
 
 
+def _defining_module(module: str | None, cls: str | None) -> str | None:
+    """The module that defines class ``cls`` when the page documents it under another module's
+    name (``jaxscale.RunsTable``, defined in ``jaxscale.runs.table``); None otherwise."""
+    defined_in = getattr(_lookup(f"{module}.{cls}"), "__module__", None) if module and cls else None
+    return defined_in if isinstance(defined_in, str) and defined_in != module else None
+
+
+def _resolve_in_defining_module(app, env, node, contnode, defined_in: str):
+    """The reference resolved as if written in the module that defines its class: a docstring's
+    names are those of its own module, whatever public name the class is documented under."""
+    retry = node.deepcopy()
+    retry["py:module"] = defined_in
+    return env.get_domain("py").resolve_xref(env, node.get("refdoc", ""), app.builder, node["reftype"],
+                                             node["reftarget"], retry, contnode)
+
+
 def _resolve_existing(app, env, node, contnode):
     if node.get("refdomain") != "py":
         return None
-    target, module = node["reftarget"], node.get("py:module")
-    paths = _candidates(target, module, node.get("py:class"))
+    target, module, cls = node["reftarget"], node.get("py:module"), node.get("py:class")
+    modules = [module]
+    if defined_in := _defining_module(module, cls):
+        resolved = _resolve_in_defining_module(app, env, node, contnode, defined_in)
+        if resolved is not None:
+            return resolved
+        modules.append(defined_in)
+    paths = [path for where in modules for path in _candidates(target, where, cls)]
     if "." not in target.lstrip(".~"):
-        paths += _imported_for_typing(target.lstrip(".~"), module)
+        paths += [path for where in modules for path in _imported_for_typing(target.lstrip(".~"), where)]
     found = any(_lookup(path) is not _MISSING for path in paths)
     return contnode if found else None
 
