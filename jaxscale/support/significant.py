@@ -107,32 +107,35 @@ def format_with_interval(estimate: float, lower: float, upper: float,
     return tuple(_blank_or(v, lambda x: format_at_decimals(x, decimals)) for v in (estimate, lower, upper))  # type: ignore[return-value]
 
 
-def significant_table(frame: pd.DataFrame, interval_columns: Sequence[str] = INTERVAL_COLUMNS) -> pd.DataFrame:
+def significant_table(frame: pd.DataFrame,
+                      intervals: Sequence[Sequence[str]] = (INTERVAL_COLUMNS,)) -> pd.DataFrame:
     """A copy of ``frame`` for display, every number written with the digits it justifies.
 
-    Where the frame has the columns ``estimate, lower, upper`` (a result's ``summary()``), each
-    row's three are rounded together by :func:`format_with_interval`; every other numeric cell
-    gets :func:`format_number`'s default digits and an integer is written whole (a count). Text
-    and booleans are kept as they are; a missing number becomes ``""``.
+    Each triple of ``intervals`` names an estimate's, its lower bound's and its upper bound's
+    columns (by default ``estimate, lower, upper``, those of a result's ``summary()``); where the
+    frame has all three, each row's three numbers are rounded together by
+    :func:`format_with_interval`. Every other float gets :func:`format_number`'s default digits and
+    an integer is written whole (a count). Text and booleans are kept as they are; a missing number
+    becomes ``""``.
 
     Args:
         frame: A table of numbers, such as a result's ``summary()``.
-        interval_columns: The names of the estimate's, the lower bound's and the upper bound's
-            columns.
+        intervals: Triples of column names (estimate, lower, upper); a triple whose columns the
+            frame lacks is ignored.
 
     Returns:
         A DataFrame of the same shape, index and columns whose numeric cells are strings.
     """
     shown = frame.astype(object)
-    with_interval = all(column in frame.columns for column in interval_columns)
+    triples = [list(triple) for triple in intervals if all(column in frame.columns for column in triple)]
+    in_a_triple = {column for triple in triples for column in triple}
     for column in frame.columns:
-        if with_interval and column in interval_columns:
-            continue
-        shown[column] = [_display_cell(value) for value in frame[column]]
-    if with_interval:
-        triples = [format_with_interval(*map(float, row)) for row in frame[list(interval_columns)].itertuples(index=False)]
-        for position, column in enumerate(interval_columns):
-            shown[column] = [triple[position] for triple in triples]
+        if column not in in_a_triple:
+            shown[column] = [_display_cell(value) for value in frame[column]]
+    for triple in triples:
+        formatted = [format_with_interval(*map(float, row)) for row in frame[triple].itertuples(index=False)]
+        for position, column in enumerate(triple):
+            shown[column] = [numbers[position] for numbers in formatted]
     return shown
 
 

@@ -95,3 +95,12 @@ def test_a_summary_table_is_formatted_row_by_row_and_the_original_keeps_full_pre
 def test_a_table_without_intervals_gets_default_digits_everywhere():
     shown = significant_table(pd.DataFrame({"sd": [0.0123456, 1234.567]}, index=["x", "y"]))
     assert shown.loc["x", "sd"] == "0.01235" and shown.loc["y", "sd"] == "1235"
+
+
+def test_any_triple_of_columns_can_be_an_estimate_and_its_interval():
+    frame = pd.DataFrame({"lr_opt": [0.0031234], "lr_opt_lower": [0.0025], "lr_opt_upper": [0.0041],
+                          "batch_opt": [1.23456e6], "batch_opt_lower": [1.1e6], "batch_opt_upper": [1.4e6]})
+    shown = significant_table(frame, intervals=[("lr_opt", "lr_opt_lower", "lr_opt_upper"),
+                                                ("batch_opt", "batch_opt_lower", "batch_opt_upper"),
+                                                ("absent", "lower", "upper")])
+    assert shown.iloc[0].tolist() == ["0.00312", "0.00250", "0.00410", "1.23e6", "1.10e6", "1.40e6"]
