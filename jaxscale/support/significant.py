@@ -116,7 +116,7 @@ def significant_table(frame: pd.DataFrame,
     frame has all three, each row's three numbers are rounded together by
     :func:`format_with_interval`. Every other float gets :func:`format_number`'s default digits and
     an integer is written whole (a count). Text and booleans are kept as they are; a missing number
-    becomes ``""``.
+    (NaN or None) becomes ``""``.
 
     Args:
         frame: A table of numbers, such as a result's ``summary()``.
@@ -140,8 +140,10 @@ def significant_table(frame: pd.DataFrame,
 
 
 def _display_cell(value: object) -> object:
-    """A cell for display: a float by :func:`format_number`, an integer whole (a count), a
-    boolean, text or anything else unchanged."""
+    """A cell for display: a float by :func:`format_number`, an integer whole (a count), None as
+    ``""`` (a missing number), a boolean, text or anything else unchanged."""
+    if value is None:
+        return ""
     if isinstance(value, bool) or type(value).__name__ == "bool_":
         return value
     if isinstance(value, numbers.Integral):
