@@ -13,9 +13,10 @@ full precision for computing with.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -102,9 +103,9 @@ def format_with_interval(estimate: float, lower: float, upper: float,
         :data:`DEFAULT_SIGNIFICANT` digits and a missing bound is ``""``.
     """
     decimals = interval_decimals(lower, upper, significant)
-    if decimals is None:
-        return tuple(_number_or_blank(v) for v in (estimate, lower, upper))  # type: ignore[return-value]
-    return tuple(_blank_or(v, lambda x: format_at_decimals(x, decimals)) for v in (estimate, lower, upper))  # type: ignore[return-value]
+    formatter = format_number if decimals is None else functools.partial(format_at_decimals, decimals=decimals)
+    shown = [_blank_or(value, formatter) for value in (estimate, lower, upper)]
+    return shown[0], shown[1], shown[2]
 
 
 def significant_table(frame: pd.DataFrame,
@@ -157,7 +158,7 @@ def _number_or_blank(value: float) -> str:
     return _blank_or(value, format_number)
 
 
-def _blank_or(value: float, formatter) -> str:
+def _blank_or(value: float, formatter: Callable[[float], str]) -> str:
     """``""`` for a missing number (NaN), else ``formatter(value)``."""
     return "" if math.isnan(value) else formatter(value)
 
