@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from jaxscale.support.json_native import json_native
+from jaxscale.support.significant import significant_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,4 +108,8 @@ class Result:
         return f"{self._title()}\n{self.summary().to_string(index=False)}"
 
     def _repr_html_(self) -> str:
-        return f"<p><b>{self._title()}</b></p>{self.summary().to_html(index=False, na_rep='')}"
+        """The summary as a notebook shows it: each estimate and its interval with the digits the
+        interval justifies (:func:`~jaxscale.support.significant.significant_table`); the
+        DataFrame of :meth:`summary` keeps full precision."""
+        table = significant_table(self.summary())
+        return f"<p><b>{self._title()}</b></p>{table.to_html(index=False, na_rep='')}"
