@@ -18,6 +18,13 @@ schedule (softplus(theta) ~ 1e-3) and is compared, under the same law, with the 
 to 0.1 eta_max and warmup-stable-decay (a linear cooldown to 0.1 eta_max over the last 20% of
 steps, Hägele et al. 2024; the multi-power paper's WSD runs end at 0.1 of the peak too) of the same
 length and peak.
+
+Two refusals, before and after the descent: a schedule longer than the memory available holds
+(the descent keeps a few arrays of every step's rate and their gradients: about
+:data:`BYTES_PER_STEP` bytes a step, so 10^9 steps need hundreds of GiB and were killed for memory
+with no message), and a predicted final loss that is not a positive number, which no loss is: the
+law was asked far outside the rates it was fitted on (a peak rate of 100 for a law fitted at
+3e-4 predicted -36,287 nats).
 """
 
 from __future__ import annotations
@@ -34,12 +41,16 @@ import optax
 from jaxscale.core.numerics import float64
 from jaxscale.laws import multipower
 from jaxscale.runs.learning_rates import named_learning_rates
+from jaxscale.support.memory import check_memory
 
 #: Knots of the schedule's log decrement; the Adam steps and step size of the descent.
 KNOTS, ITERATIONS, STEP_SIZE = 128, 3000, 0.05
 #: The schedules compared: cosine to 0.1 of the peak; WSD's linear cooldown to 0.1 of it over the last 20%.
 BASELINES = {"cosine": {"kind": "cosine", "final_fraction": 0.1},
              "wsd": {"kind": "wsd", "final_fraction": 0.1, "decay_fraction": 0.2}}
+#: Peak bytes of the descent per step of the schedule: measured 259-423 (maxrss over the
+#: process's start, 4e6 and 1e6 steps), declared with room above.
+BYTES_PER_STEP = 512
 
 
 def _rates(theta: jnp.ndarray, peak: float, warmup: jnp.ndarray, steps: int) -> jnp.ndarray:
@@ -117,6 +128,7 @@ def optimal_schedule(params: multipower.MultiPowerParams, steps: int, peak_lr: f
         raise ValueError(f"peak_lr must be a number > 0, got {peak_lr}")
     if iterations < 1 or knots < 1:
         raise ValueError(f"iterations and knots must be >= 1, got {iterations}, {knots}")
+    check_memory(steps * BYTES_PER_STEP, f"optimising a schedule of {steps:,} steps")
     params = multipower.MultiPowerParams(*(float(v) for v in params))
     warmup = jnp.asarray(named_learning_rates("constant", peak_lr, steps, warmup_steps)[:warmup_steps])
     lrs, history = _descend(jax.tree.map(jnp.asarray, params), peak_lr, warmup, steps, iterations, knots)
@@ -125,5 +137,19 @@ def optimal_schedule(params: multipower.MultiPowerParams, steps: int, peak_lr: f
     for name in BASELINES:
         rates = baseline_rates(name, steps, peak_lr, warmup_steps)
         baselines[name] = (rates, float(multipower.final_loss(params, jnp.asarray(rates))))
-    return ScheduleOptimum(params, steps, float(peak_lr), warmup_steps, lrs,
-                           float(multipower.final_loss(params, jnp.asarray(lrs))), baselines, np.asarray(history))
+    optimum = ScheduleOptimum(params, steps, float(peak_lr), warmup_steps, lrs,
+                              float(multipower.final_loss(params, jnp.asarray(lrs))), baselines, np.asarray(history))
+    _check_positive_losses(optimum)
+    return optimum
+
+
+def _check_positive_losses(optimum: ScheduleOptimum) -> None:
+    """Refuse a schedule whose predicted final loss, or a baseline's, is not a positive number
+    (module docstring)."""
+    losses = {"optimised": optimum.loss, **{name: loss for name, (_, loss) in optimum.baselines.items()}}
+    bad = {name: loss for name, loss in losses.items() if not (np.isfinite(loss) and loss > 0)}
+    if bad:
+        listed = ", ".join(f"{name} {loss:.5g}" for name, loss in bad.items())
+        raise ValueError(f"the law predicts final losses of {listed} at peak_lr {optimum.peak_lr:g} over "
+                         f"{optimum.steps:,} steps: a loss is never <= 0, so these rates lie outside what the law "
+                         "describes; give a peak_lr near the rates it was fitted on")

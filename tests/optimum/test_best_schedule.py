@@ -29,3 +29,19 @@ def test_bad_lengths_and_peaks_are_refused():
         sc.optimal_schedule(PUBLISHED_25M, 100, 3e-4, 100)
     with pytest.raises(ValueError, match="peak_lr must be a number > 0"):
         sc.optimal_schedule(PUBLISHED_25M, 100, -1.0, 10)
+
+
+def test_a_peak_far_outside_the_fitted_rates_is_refused_not_printed():
+    """`schedule --published luo-25m --steps 24000 --peak-lr 100` printed a final loss of -36,287."""
+    from jaxscale.laws.multipower import PUBLISHED_25M
+
+    with pytest.raises(ValueError, match=r"the law predicts final losses of .*at peak_lr 100 .*outside"):
+        sc.optimal_schedule(PUBLISHED_25M, 24_000, 100.0, iterations=5)
+
+
+def test_a_schedule_longer_than_memory_holds_is_refused_before_any_work(monkeypatch):
+    from jaxscale.laws.multipower import PUBLISHED_25M
+
+    monkeypatch.setattr("jaxscale.support.memory.available_bytes", lambda: 2**34)
+    with pytest.raises(ValueError, match=r"optimising a schedule of 1,000,000,000 steps needs about .* GiB"):
+        sc.optimal_schedule(PUBLISHED_25M, 1_000_000_000, 3e-4, 2_160)
