@@ -20,6 +20,7 @@ data: save each run's ``history()`` and the runs' configs to these files, then r
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jaxscale.runs.logged import Logged, config_value, scalars_frame
+from jaxscale.runs.logged import Logged, Reader, config_value, scalars_frame
 
 HISTORY_SUFFIXES = (".parquet", ".jsonl", ".ndjson")
 NAME_COLUMNS = ("name", "run", "run_name", "run_id", "id", "display_name")
@@ -153,3 +154,20 @@ def _history(path: Path) -> tuple[list, list, list, list]:
         steps += frame.loc[logged, "_step"].astype(float).tolist()
         values += frame.loc[logged, metric].astype(float).tolist()
     return runs, tags, steps, values
+
+
+def _is_export_file(path: Path) -> bool:
+    """True for a history file (Parquet, JSON Lines) or a line-plot CSV export (its header)."""
+    if path.suffix.lower() in HISTORY_SUFFIXES:
+        return True
+    with path.open(newline="", errors="replace") as fh:
+        header = next(csv.reader([fh.readline()]), [])
+    return wide_header(header)
+
+
+def _holds_exports(path: Path) -> bool:
+    return bool(export_files(path))
+
+
+READER = Reader("wandb", read_wandb, "W&B exports (CSV, Parquet, JSON Lines)", claims_file=_is_export_file,
+                claims_directory=_holds_exports, options=("config",))

@@ -133,7 +133,7 @@ def test_jaxscale_runs_lists_each_run_and_writes_the_tidy_table(four_ways, tmp_p
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--source", "mlflow"], "filesystem tracking backend"),  # MLflow 3 refuses an mlruns directory
+    (["--source", "mlflow"], "not an MLflow file store"),  # a directory without experiments
     (["--metric", "perplexity"], "no metric 'perplexity'"),
     (["--loss-policy", "median"], "loss policy must be one of"),
 ])
