@@ -28,7 +28,7 @@ class Logged:
     """Scalars and configurations of the runs in one tracker store.
 
     Args:
-        kind: the reader (``"tensorboard"``, ``"mlflow"``, ``"wandb"``).
+        kind: the reader's kind (:attr:`Reader.kind`).
         origin: where they were read (a directory, a URI, a file), for messages.
         scalars: columns run_id, tag, step, value; a run's rows in logged order.
         configs: run id -> its hyperparameters (numbers as numbers, other values as text).

@@ -174,7 +174,7 @@ def read_source(source: str | Path, kind: str | None = None, *, metric: str | No
 
     Args:
         source: a TensorBoard log directory, an MLflow tracking URI or store, W&B export files.
-        kind: ``"tensorboard"``, ``"mlflow"`` or ``"wandb"``; detected when None.
+        kind: a registered reader's kind (:func:`source_kinds`); detected when None.
         metric: the logged metric to read as the loss (default: the first of :data:`LOSS_TAGS`).
         config: a W&B runs-table export holding the runs' configurations.
         loss_policy: which loss each run contributes (:func:`jaxscale.runs.policy.as_policy`).

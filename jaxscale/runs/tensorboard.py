@@ -119,19 +119,24 @@ def read_tensorboard(root: str | Path) -> Logged:
                for batch in _batches(list(run_of))]
     run, tag, step, value = (np.concatenate(column) for column in zip(*columns))
     directories = [paths[0].parent.relative_to(root) for paths in runs.values()]
-    parent = _hparams_parents(directories, configs, names, run, step)
-    for child, into in parent.items():
-        configs[names[into]] = {**configs.get(names[into], {}), **configs.pop(names[child])}
-    keep = ~np.isin(run, list(parent))
-    kept = [i for i in range(len(names)) if i not in parent]
-    recode = np.full(len(names), -1, np.int64)
-    recode[kept] = np.arange(len(kept))
+    parents = _hparams_parents(directories, configs, names, run, step)
+    kept = [i for i in range(len(names)) if i not in parents]
+    rows = np.isin(run, kept)
     kept_names = [names[i] for i in kept]
+    scalars = scalars_frame(pd.Categorical.from_codes(np.searchsorted(kept, run[rows]), categories=kept_names),
+                            pd.Categorical.from_codes(tag[rows], categories=list(tag_names)), step[rows], value[rows])
     places = {name: str(runs[name][0].parent) for name in kept_names}
-    scalars = scalars_frame(pd.Categorical.from_codes(recode[run[keep]], categories=kept_names),
-                            pd.Categorical.from_codes(tag[keep], categories=list(tag_names)), step[keep], value[keep])
-    configs = {name: configs.get(name, {}) for name in kept_names}  # every run, those that logged nothing too
-    return Logged("tensorboard", str(root), scalars, configs, places, tuple(dropped))
+    return Logged("tensorboard", str(root), scalars, _merged_configs(configs, names, parents), places, tuple(dropped))
+
+
+def _merged_configs(configs: dict[str, dict[str, Any]], names: list[str],
+                    parents: dict[int, int]) -> dict[str, dict[str, Any]]:
+    """Every run's configuration (empty where it logged none), each ``add_hparams`` sub-directory's
+    (``parents``: its index -> its run's, into ``names``) merged into its run's in name order."""
+    merged = {name: dict(configs.get(name, {})) for i, name in enumerate(names) if i not in parents}
+    for child, into in parents.items():
+        merged[names[into]].update(configs[names[child]])
+    return merged
 
 
 def _hparams_parents(directories: list[Path], configs: dict[str, dict[str, Any]], names: list[str],

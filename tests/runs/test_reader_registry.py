@@ -88,7 +88,8 @@ def test_without_its_registration_the_toy_is_a_table_and_no_kind(toy_file, capsy
 def test_a_reader_whose_package_is_missing_names_its_extra(monkeypatch, toy_file):
     needy = Reader("toy", _read_toy, "toy files", claims_file=TOY.claims_file, modules=("jaxscale_no_such_package",))
     monkeypatch.setattr(sources, "READERS", (*sources.READERS, needy))
-    with pytest.raises(ValueError, match=r"reading toy runs needs jaxscale_no_such_package: pip install 'jaxscale\[trackers\]'"):
+    needs = r"reading toy runs needs jaxscale_no_such_package: pip install 'jaxscale\[trackers\]'"
+    with pytest.raises(ValueError, match=needs):
         load_runs(toy_file)
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import jaxscale as js
+from jaxscale.runs.table import load_runs
 from tests.runs import trackers
 
 pytest.importorskip("mlflow")
@@ -35,8 +36,9 @@ def _listing(root):
 
 
 def test_summary_writer_logs_with_add_hparams_fit_as_the_csv(tmp_path, from_the_csv):
-    pytest.importorskip("tensorboardX", reason="tensorboardX writes the SummaryWriter layout (pip install tensorboardX)")
+    pytest.importorskip("tensorboardX", reason="tensorboardX writes PyTorch's SummaryWriter layout (its [test] extra)")
     runs = trackers.chinchilla_runs()
+    name = next(iter(runs))
     root = trackers.write_summary_writer(tmp_path / "tb", runs)
     assert all(len(list((root / name).glob("*/*tfevents*"))) == 1 for name in runs)  # add_hparams' sub-directory
     table = js.load_runs(root)
@@ -45,6 +47,8 @@ def test_summary_writer_logs_with_add_hparams_fit_as_the_csv(tmp_path, from_the_
     assert len(table) == sum(len(points) for _, points in runs.values())
     np.testing.assert_allclose(_parameters(root), from_the_csv, rtol=1e-8)
     np.testing.assert_allclose(from_the_csv, [trackers.CHINCHILLA[k] for k in NAMES], rtol=1e-3)  # the law put in
+    one = load_runs(root / name, sizes_vary=False)  # one run's directory given: the run, its sub-directory merged
+    assert [line.run_id for line in one.report.runs] == [name] and one.n[0] == runs[name][0]
 
 
 def test_an_mlruns_store_fits_as_the_csv_and_reading_changes_nothing(tmp_path, monkeypatch, from_the_csv):

@@ -125,8 +125,9 @@ def chinchilla_runs() -> dict[str, tuple[float, list[tuple[int, float]]]]:
     p = CHINCHILLA
     runs = {}
     for n in LAW_SIZES:
-        points = [(s, float(np.float32(p["E"] + p["A"] / n ** p["alpha"] + p["B"] / (s * LAW_TOKENS_PER_STEP) ** p["beta"])))
-                  for s in LAW_STEPS]
+        tokens = np.array(LAW_STEPS, np.float64) * LAW_TOKENS_PER_STEP
+        loss = (p["E"] + p["A"] / n ** p["alpha"] + p["B"] / tokens ** p["beta"]).astype(np.float32)
+        points = [(s, float(value)) for s, value in zip(LAW_STEPS, loss)]
         runs[f"n{int(n):09d}"] = (n, points)
     return runs
 
