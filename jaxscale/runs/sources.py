@@ -285,6 +285,10 @@ def _sizes(config: Mapping[str, Any], where: str, run: str) -> dict[str, float]:
     if arch is None:
         return {}
     counts = param_counts(arch)
+    unusable = _unusable(config, S.ALIASES[S.N_TOTAL])
+    if unusable is not None:
+        warnings.warn(f"{where}: run {run}: its model size {unusable} is not a number of parameters > 0; "
+                      "N counted from its architecture", stacklevel=3)
     return {S.N_TOTAL: float(counts.total), S.N_NONEMBEDDING: float(counts.nonembedding),
             S.N_EMBEDDING: float(counts.embedding)}
 

@@ -72,6 +72,10 @@ def test_mlflow_params_that_are_not_sizes_are_named(tmp_path):
     assert table.report.excluded == {names[0]: "its model size params = '10M' is not a number of parameters > 0",
                                      names[1]: "its model size params = -5000000.0 is not a number of parameters > 0"}
     assert sum("params = " in m for m in messages) == 2
+    counted = {"e": ({**trackers.config(64, 2, 400), "params": "10M"}, points)}  # an architecture to count instead
+    table, messages = _loaded_with_warnings(trackers.write_mlflow(tmp_path / "counted.db", counted))
+    assert not table.report.excluded
+    assert any("run e: its model size params = '10M'" in m and "counted from its architecture" in m for m in messages)
 
 
 @pytest.fixture(scope="module")
