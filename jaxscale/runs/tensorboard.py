@@ -145,12 +145,14 @@ def _hparams_parents(directories: list[Path], configs: dict[str, dict[str, Any]]
     ``names``, whose directories under the root are ``directories``): a run with HParams and
     scalars (``run`` codes, ``step``) at one step at most, in a directory whose parent is a run."""
     index = {directory: i for i, directory in enumerate(directories)}
-    parents = {}
-    for i, directory in enumerate(directories):
-        into = index.get(directory.parent)
-        if names[i] in configs and into is not None and into != i and len(np.unique(step[run == i])) <= 1:
-            parents[i] = into
-    return parents
+    candidates = {i: index[directory.parent] for i, directory in enumerate(directories)
+                  if names[i] in configs and index.get(directory.parent, i) != i}
+    if not candidates:
+        return {}
+    rows = np.isin(run, list(candidates))
+    pairs = np.unique(np.stack([run[rows].astype(np.float64), step[rows]]), axis=1)  # each (run, step) once
+    steps_per_run = np.bincount(pairs[0].astype(np.int64), minlength=len(names))
+    return {i: into for i, into in candidates.items() if steps_per_run[i] <= 1}
 
 
 def _read_batch(paths: list[Path], file_runs: list[int], names: list[str], tag_names: dict[str, int],

@@ -62,3 +62,12 @@ def test_an_mlruns_store_fits_as_the_csv_and_reading_changes_nothing(tmp_path, m
     np.testing.assert_allclose(_parameters(root.as_uri()), from_the_csv, rtol=1e-8)
     assert _listing(root) == before
     assert "MLFLOW_ALLOW_FILE_STORE" not in os.environ  # allowed for the read only
+
+
+def test_a_run_nested_in_a_run_with_a_curve_of_its_own_stays_a_run(tmp_path):
+    from jaxscale.runs.tensorboard import read_tensorboard
+
+    outer, inner = list(trackers.curves().items())[:2]
+    root = trackers.write_tensorboard(tmp_path / "tb", {"a": outer[1], "a/b": inner[1]})  # both with hparams
+    logged = read_tensorboard(root)
+    assert sorted(logged.run_ids) == ["a", "a/b"] and logged.configs["a/b"]["d_model"] == inner[1][0]["d_model"]
