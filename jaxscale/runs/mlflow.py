@@ -7,12 +7,12 @@ or the path of an SQLite file itself.
 
 Reading creates nothing: a local store that does not exist (a mistyped path) is an error, not a
 new empty store, and an SQLite file must hold MLflow's tables; a damaged or locked SQLite file is
-one line naming it. A tracking server that does not answer fails in seconds
-(:data:`_READING`: a request timeout and one retry, where the user's environment sets none). Runs, their params (text, parsed into
-numbers where they are numbers) and their names come from the client's ``search_runs`` (in the
-order they started, names breaking ties); a run's
-id in the runs table is its name (``mlflow.runName``) when the names are unique, else MLflow's
-run id.
+one line naming it. A tracking server that does not answer fails in seconds (:data:`_READING`: a
+request timeout and one retry, where the user's environment sets none).
+
+Runs, their params (text, parsed into numbers where they are numbers) and their names come from
+the client's ``search_runs`` (in the order they started, names breaking ties); a run's id in the
+runs table is its name (``mlflow.runName``) when the names are unique, else MLflow's run id.
 
 Metric histories come from the client's ``get_metric_history``, one call per run and metric,
 except in an SQLite store, whose ``metrics`` table is read in SQL straight into numpy columns
@@ -77,7 +77,6 @@ def read_mlflow(source: str | Path, metrics: tuple[str, ...] | None = None, expe
         ValueError: naming the URI when it holds no run (or no such experiment).
     """
     from mlflow.exceptions import MlflowException
-    from sqlalchemy.exc import SQLAlchemyError
 
     logging.getLogger("mlflow").setLevel(logging.WARNING)  # its store migrations log at INFO
     uri = tracking_uri(source)
@@ -87,8 +86,18 @@ def read_mlflow(source: str | Path, metrics: tuple[str, ...] | None = None, expe
             return _read(uri, metrics, experiment, bulk_sql)
     except MlflowException as err:  # the store's own refusal, as one line naming it
         raise ValueError(f"{uri}: {str(err.message).splitlines()[0]}") from None
-    except (SQLAlchemyError, sqlite3.DatabaseError) as err:  # a store damaged or locked while it was read
+    except _store_errors() as err:  # a store damaged or locked while it was read
         raise ValueError(f"{uri}: {_database_error(err)}") from None
+
+
+def _store_errors() -> tuple[type[Exception], ...]:
+    """The exceptions of a database store failing under the client: SQLite's, and SQLAlchemy's
+    where MLflow has it (``mlflow-skinny`` has no database stores)."""
+    try:
+        from sqlalchemy.exc import SQLAlchemyError
+    except ImportError:
+        return (sqlite3.DatabaseError,)
+    return (SQLAlchemyError, sqlite3.DatabaseError)
 
 
 @contextmanager
@@ -233,7 +242,6 @@ def is_sqlite_file(path: Path) -> bool:
     """True for an SQLite database file (its 16-byte header)."""
     with path.open("rb") as fh:
         return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
-
 
 
 def _is_file_store(path: Path) -> bool:

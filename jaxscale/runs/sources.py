@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from jaxscale.runs import mlflow, tensorboard, wandb
 from jaxscale.runs import schema as S
 from jaxscale.runs.accounting import param_counts
-from jaxscale.runs import mlflow, tensorboard, wandb
 from jaxscale.runs.logged import RUN, STEP, TAG, VALUE, Logged, Reader
 from jaxscale.runs.model_config import RUN_KEYS, run_architecture
 from jaxscale.runs.policy import LossPolicy, apply_policy, as_policy, check_curve
