@@ -50,7 +50,7 @@ def test_an_event_file_cut_in_half_is_named_with_what_was_read(tmp_path):
     assert 0 < table.report.runs[0].points < 20
 
 
-def test_an_empty_event_file_names_the_file_and_its_run_is_left_out_by_name(tmp_path, capsys):
+def test_an_empty_event_file_names_the_file_and_its_run_is_left_out_by_name(tmp_path):
     runs = dict(list(trackers.curves().items())[:3])
     root = trackers.write_tensorboard(tmp_path / "tb", runs)
     (root / "empty").mkdir()
