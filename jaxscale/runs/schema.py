@@ -65,7 +65,5 @@ def fold(name: str) -> str:
     underscores folded to one underscore (``"Model Size"``, ``"val/loss"`` -> ``model_size``, ``val_loss``)."""
     return re.sub(r"[\s\-_/]+", "_", str(name).strip().lower())
 
-#: Where runs live (:mod:`jaxscale.runs.sources`): a table, or an experiment tracker's store or export.
-SOURCE_KINDS = ("table", "tensorboard", "mlflow", "wandb")
 #: Which losses a run contributes (:mod:`jaxscale.runs.policy`); ``ema:SPAN`` sets the EMA's span.
 LOSS_POLICIES = ("every", "final", "min", "ema")

@@ -21,9 +21,8 @@ with a warning naming it, and listed with its reason in the :class:`SourceReport
 
 from __future__ import annotations
 
-import csv
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,9 +30,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from jaxscale.runs import mlflow, tensorboard, wandb
 from jaxscale.runs import schema as S
 from jaxscale.runs.accounting import param_counts
-from jaxscale.runs.logged import RUN, STEP, TAG, VALUE, Logged
+from jaxscale.runs.logged import RUN, STEP, TAG, VALUE, Logged, Reader
 from jaxscale.runs.model_config import RUN_KEYS, run_architecture
 from jaxscale.runs.policy import LossPolicy, apply_policy, as_policy, check_curve
 
@@ -44,7 +44,10 @@ LOSS_TAGS = ("val_loss", "eval_loss", "validation_loss", "valid_loss", "loss_val
 TOKEN_TAGS = (*S.ALIASES[S.TOKENS], "tokens_seen", "num_tokens_seen", "consumed_tokens", "total_tokens")
 TOKENS_PER_STEP_KEYS = ("tokens_per_step", "batch_tokens", "tokens_per_batch")
 BATCH_KEYS = ("batch_size", "global_batch_size", "train_batch_size", "batch")
-_URI_SCHEMES = {"sqlite": "mlflow", "http": "mlflow", "https": "mlflow", "file": "mlflow", "databricks": "mlflow"}
+
+#: The readers of tracker stores, in the order detection asks them. Adding one: its module
+#: defines its :class:`~jaxscale.runs.logged.Reader`, and it is registered here.
+READERS: tuple[Reader, ...] = (tensorboard.READER, mlflow.READER, wandb.READER)
 
 
 @dataclass(frozen=True)
@@ -69,13 +72,15 @@ class RunLine:
 @dataclass(frozen=True)
 class SourceReport:
     """What a source held and what was kept: its kind, where it is, the metric read as the loss,
-    the loss policy, and one :class:`RunLine` per run."""
+    the loss policy, one :class:`RunLine` per run, and what the reader could not read
+    (:attr:`jaxscale.runs.logged.Logged.dropped`)."""
 
     kind: str
     origin: str
     metric: str | None
     policy: LossPolicy
     runs: tuple[RunLine, ...] = field(default_factory=tuple)
+    dropped: tuple[str, ...] = ()
 
     @property
     def excluded(self) -> dict[str, str]:
@@ -83,85 +88,83 @@ class SourceReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "origin": self.origin, "metric": self.metric, "loss_policy": self.policy.to_dict(),
-                "loss_policy_text": self.policy.describe(), "runs": [r.to_dict() for r in self.runs]}
+                "loss_policy_text": self.policy.describe(), "runs": [r.to_dict() for r in self.runs],
+                "dropped": list(self.dropped)}
+
+
+def source_kinds() -> tuple[str, ...]:
+    """Every kind of source: ``"table"`` and each registered reader's kind (:data:`READERS`)."""
+    return ("table", *(reader.kind for reader in READERS))
+
+
+def reader_of(kind: str) -> Reader:
+    """The registered reader of ``kind``.
+
+    Raises:
+        ValueError: no reader of that kind (naming every kind).
+    """
+    for reader in READERS:
+        if reader.kind == kind:
+            return reader
+    raise ValueError(f"source kind must be one of {', '.join(source_kinds())}; got {kind!r}")
 
 
 def detect_kind(source: str | Path) -> str:
-    """The kind of ``source`` (one of :data:`jaxscale.runs.schema.SOURCE_KINDS`) where its files tell unambiguously.
+    """The kind of ``source`` (one of :func:`source_kinds`) where its files tell unambiguously:
+    a URI by its scheme, a file or a directory by the readers that claim it (:data:`READERS`),
+    any other file is a runs table.
 
     Raises:
         FileNotFoundError: no such path.
-        ValueError: a directory that holds no known store, or several kinds at once (name one).
+        ValueError: an unknown URI scheme, a directory that holds no known store, or several
+            kinds at once (name one).
     """
     text = str(source)
-    scheme = text.split("://", 1)[0].lower() if "://" in text else None
-    if scheme is not None:
-        if scheme not in _URI_SCHEMES:
-            raise ValueError(f"{text}: unknown URI scheme {scheme!r} (MLflow tracking URIs: {', '.join(_URI_SCHEMES)})")
-        return _URI_SCHEMES[scheme]
+    if "://" in text:
+        scheme = text.split("://", 1)[0].lower()
+        owner = next((reader.kind for reader in READERS if scheme in reader.schemes), None)
+        if owner is None:
+            known = "; ".join(f"{reader.kind}: {', '.join(reader.schemes)}" for reader in READERS if reader.schemes)
+            raise ValueError(f"{text}: unknown URI scheme {scheme!r} (URIs read: {known})")
+        return owner
     path = Path(text)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file or directory")
-    kinds = _directory_kinds(path) if path.is_dir() else [_file_kind(path)]
+    if path.is_dir():
+        kinds = [reader.kind for reader in READERS if reader.claims_directory(path)]
+    else:
+        kinds = [next((reader.kind for reader in READERS if reader.claims_file(path)), "table")]
     if len(kinds) == 1:
         return kinds[0]
     if not kinds:
-        raise ValueError(f"{path}: a directory with no runs jaxscale reads (TensorBoard event files, an MLflow "
-                         "file store, W&B exports as CSV/Parquet/JSON Lines)")
+        raise ValueError(f"{path}: a directory with no runs jaxscale reads "
+                         f"({', '.join(reader.what for reader in READERS)})")
     raise ValueError(f"{path}: holds {' and '.join(kinds)} runs at once; name the kind (--source KIND)")
 
 
-def _file_kind(path: Path) -> str:
-    from jaxscale.runs.mlflow import is_sqlite_file
-    from jaxscale.runs.wandb import HISTORY_SUFFIXES, wide_header
-
-    if "tfevents" in path.name:
-        raise ValueError(f"{path}: a TensorBoard event file; give the log directory that holds the runs")
-    if is_sqlite_file(path):
-        return "mlflow"
-    if path.suffix.lower() in HISTORY_SUFFIXES:
-        return "wandb"
-    with path.open(newline="", errors="replace") as fh:
-        header = next(csv.reader([fh.readline()]), [])
-    return "wandb" if wide_header(header) else "table"
-
-
-def _directory_kinds(path: Path) -> list[str]:
-    from jaxscale.runs.wandb import export_files
-
-    kinds = []
-    if next(path.rglob("*tfevents*"), None) is not None:
-        kinds.append("tensorboard")
-    if next(path.glob("*/meta.yaml"), None) is not None:
-        kinds.append("mlflow")
-    if export_files(path):
-        kinds.append("wandb")
-    return kinds
-
-
-def _reader(kind: str) -> Callable[..., Logged]:
-    if kind == "tensorboard":
-        from jaxscale.runs.tensorboard import read_tensorboard
-
-        return read_tensorboard
-    if kind == "mlflow":
-        from jaxscale.runs.mlflow import read_mlflow
-
-        return read_mlflow
-    from jaxscale.runs.wandb import read_wandb
-
-    return read_wandb
-
-
-def read_logged(source: str | Path, kind: str | None = None, config: str | Path | None = None) -> Logged:
+def read_logged(source: str | Path, kind: str | None = None, **options: Any) -> Logged:
     """The tracker store ``source`` as read by its reader (``kind`` detected unless given).
-    ``config``: a W&B runs-table export with the runs' configurations."""
-    kind = detect_kind(source) if kind is None else kind
-    if kind not in S.SOURCE_KINDS[1:]:
-        raise ValueError(f"source kind must be one of {', '.join(S.SOURCE_KINDS)}; got {kind!r}")
-    if config is not None and kind != "wandb":
-        raise ValueError(f"a separate runs-table file (config) is read for W&B exports only, not {kind}")
-    return _reader(kind)(source, config) if kind == "wandb" else _reader(kind)(source)
+
+    Args:
+        source: a store of one of the registered readers' kinds.
+        kind: the reader's kind; detected when None.
+        options: the reader's options, those given (not None); e.g. ``config``, a W&B
+            runs-table export with the runs' configurations.
+
+    Raises:
+        ValueError: an unknown kind, an option the reader does not take, its package missing,
+            or the reader's own refusal.
+    """
+    reader = reader_of(detect_kind(source) if kind is None else kind)
+    given = {name: value for name, value in options.items() if value is not None}
+    for name in given:
+        if name not in reader.options:
+            takers = [r.kind for r in READERS if name in r.options]
+            raise ValueError(f"{name} is read for {' and '.join(takers) or 'no'} sources only, not {reader.kind}")
+    missing = reader.missing_module()
+    if missing is not None:
+        raise ValueError(f"reading {reader.kind} runs needs {missing}: pip install 'jaxscale[{reader.extra}]'")
+    return reader.read(source, **given)
 
 
 def read_source(source: str | Path, kind: str | None = None, *, metric: str | None = None,
@@ -171,7 +174,7 @@ def read_source(source: str | Path, kind: str | None = None, *, metric: str | No
 
     Args:
         source: a TensorBoard log directory, an MLflow tracking URI or store, W&B export files.
-        kind: ``"tensorboard"``, ``"mlflow"`` or ``"wandb"``; detected when None.
+        kind: a registered reader's kind (:func:`source_kinds`); detected when None.
         metric: the logged metric to read as the loss (default: the first of :data:`LOSS_TAGS`).
         config: a W&B runs-table export holding the runs' configurations.
         loss_policy: which loss each run contributes (:func:`jaxscale.runs.policy.as_policy`).
@@ -184,9 +187,11 @@ def read_source(source: str | Path, kind: str | None = None, *, metric: str | No
     Raises:
         ValueError: one line naming the source (or the run) when nothing usable is in it.
     """
-    logged = read_logged(source, kind, config)
+    logged = read_logged(source, kind, config=config)
     policy = as_policy(loss_policy)
     where = f"{logged.kind} {logged.origin}"
+    for line in logged.dropped:
+        warnings.warn(f"{where}: {line}", stacklevel=2)
     loss_tag = _loss_tag(logged.scalars, metric, where)
     token_tag = _first_tag(logged.scalars, TOKEN_TAGS)
     curves = _curves(logged.scalars, loss_tag)
@@ -198,7 +203,7 @@ def read_source(source: str | Path, kind: str | None = None, *, metric: str | No
         config = logged.configs.get(run, {})
         steps, losses = curves.get(run, no_curve)
         sizes, per_step = _sizes(config, where, run), _tokens_per_step(config)
-        missing = _missing(len(steps), sizes, per_step, run in logs_tokens, loss_tag)
+        missing = _missing(len(steps), sizes, per_step, run in logs_tokens, loss_tag, config)
         check = check_curve(steps, losses, policy) if not missing else None
         lines.append(_line(run, steps, losses, sizes, per_step, check, missing))
         if missing:
@@ -212,7 +217,7 @@ def read_source(source: str | Path, kind: str | None = None, *, metric: str | No
     rows = rows[rows[S.TOKENS] > 0].reset_index(drop=True)  # the loss at initialisation is no run of any D
     table, checks = apply_policy(rows, policy, S.RUN_ID, S.STEP, S.LOSS, where)
     lines = [_with_exclusion(line, checks.get(line.run_id)) for line in lines]
-    return table, SourceReport(logged.kind, logged.origin, loss_tag, policy, tuple(lines))
+    return table, SourceReport(logged.kind, logged.origin, loss_tag, policy, tuple(lines), logged.dropped)
 
 
 def table_report(frame: pd.DataFrame, origin: str, policy: LossPolicy | None = None) -> SourceReport:
@@ -249,13 +254,25 @@ def _loss_tag(scalars: pd.DataFrame, metric: str | None, where: str) -> str:
     return tag
 
 
+def _usable_number(value: Any) -> bool:
+    """True for a hyperparameter that is a finite number > 0 (a size, a count of tokens)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and bool(np.isfinite(value)) and value > 0
+
+
 def _config_number(config: Mapping[str, Any], names: tuple[str, ...]) -> float | None:
     by_fold = {S.fold(k): v for k, v in config.items()}
     for name in names:
         value = by_fold.get(name)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value) and value > 0:
+        if _usable_number(value):
             return float(value)
     return None
+
+
+def _unusable(config: Mapping[str, Any], names: tuple[str, ...]) -> str | None:
+    """The first hyperparameter of ``names`` (folded) logged with a value that is not a number > 0,
+    as ``key = value``, or None."""
+    return next((f"{key} = {value!r}" for key, value in config.items()
+                 if S.fold(key) in names and not _usable_number(value)), None)
 
 
 def _sizes(config: Mapping[str, Any], where: str, run: str) -> dict[str, float]:
@@ -268,6 +285,10 @@ def _sizes(config: Mapping[str, Any], where: str, run: str) -> dict[str, float]:
     if arch is None:
         return {}
     counts = param_counts(arch)
+    unusable = _unusable(config, S.ALIASES[S.N_TOTAL])
+    if unusable is not None:
+        warnings.warn(f"{where}: run {run}: its model size {unusable} is not a number of parameters > 0; "
+                      "N counted from its architecture", stacklevel=3)
     return {S.N_TOTAL: float(counts.total), S.N_NONEMBEDDING: float(counts.nonembedding),
             S.N_EMBEDDING: float(counts.embedding)}
 
@@ -282,14 +303,21 @@ def _tokens_per_step(config: Mapping[str, Any]) -> float | None:
 
 
 def _missing(points: int, sizes: dict[str, float], per_step: float | None, logs_tokens: bool,
-             loss_tag: str) -> str | None:
-    """Why a run cannot enter the table (of ``points`` losses logged), or None."""
+             loss_tag: str, config: Mapping[str, Any]) -> str | None:
+    """Why a run (of ``points`` losses logged, its hyperparameters ``config``) cannot enter the
+    table, or None; a size or tokens per step logged but not a number > 0 is named."""
     if not points:
         return f"no {loss_tag!r} metric logged"
     if S.N_TOTAL not in sizes:
+        unusable = _unusable(config, S.ALIASES[S.N_TOTAL])
+        if unusable is not None:
+            return f"its model size {unusable} is not a number of parameters > 0"
         return ("no model size in its config (n_total, params, ... or an architecture: d_model, n_layer, n_head, "
                 "vocab_size, n_ctx)")
     if per_step is None and not logs_tokens:
+        unusable = _unusable(config, (*TOKENS_PER_STEP_KEYS, *BATCH_KEYS, *RUN_KEYS["n_ctx"]))
+        if unusable is not None:
+            return f"its tokens per step {unusable} is not a number > 0"
         return "no tokens per step in its config (tokens_per_step, or batch_size and seq_len) and no tokens metric"
     return None
 

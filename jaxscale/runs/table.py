@@ -376,8 +376,9 @@ def load_runs(
     """Load and validate a runs table from a CSV path or a DataFrame, or the runs of an experiment
     tracker: a TensorBoard log directory, an MLflow store (``sqlite:///...``, a server URI) or W&B
     exports (:mod:`jaxscale.runs.sources`, which this calls when ``source`` is not a table; the
-    kind is detected, or named by ``source_kind``: ``"table"``, ``"tensorboard"``, ``"mlflow"``,
-    ``"wandb"``; ``metric`` names the logged loss, ``config`` a W&B runs-table export).
+    kind is detected, or named by ``source_kind``, one of
+    :func:`jaxscale.runs.sources.source_kinds`: ``"table"`` and each registered reader's;
+    ``metric`` names the logged loss, ``config`` a W&B runs-table export).
     ``loss_policy`` (:mod:`jaxscale.runs.policy`: ``"every"``, ``"final"``, ``"min"``, ``"ema"``)
     chooses the loss each run contributes after its curve is checked; on a table it needs runs
     (a run_id column or ``run_by``). What was read is :attr:`RunsTable.report`.

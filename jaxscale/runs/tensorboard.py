@@ -4,12 +4,22 @@ A run is a directory under the root with ``*tfevents*`` files (the root itself w
 lie there); its id is the directory's path relative to the root. Its event files are read in
 name order (the writer puts the creation time first, so a resumed run's new file follows the
 old one). Scalars are read in both encodings writers use: the legacy ``simple_value`` (PyTorch's
-``SummaryWriter``, TF 1) and the rank-0 tensors of the scalars plugin (TF 2, ``tensorboard.summary``,
-``jax``/Flax writers); the run's configuration is the HParams plugin's session start info when
-it was logged (``hparams_pb``, ``tf.summary`` hparams, ``SummaryWriter.add_hparams``).
+``SummaryWriter``, tensorboardX, TF 1) and the rank-0 tensors of the scalars plugin (TF 2,
+``tensorboard.summary``, ``jax``/Flax writers); the run's configuration is the HParams plugin's
+session start info when it was logged (``hparams_pb``, ``tf.summary`` hparams,
+``SummaryWriter.add_hparams``).
+
+``add_hparams`` of PyTorch's and tensorboardX's ``SummaryWriter`` writes its summaries into a
+sub-directory of the run's (named by the time, unless ``run_name`` is given), with the metric
+values it was given as scalars at one step. Such a sub-directory (HParams, and scalars at one
+step at most, below a directory that is a run) is part of its parent run, not a run: its
+hyperparameters are the parent's configuration, and its metric values (the run's summary, not
+checkpoints of its curve) are not read.
 
 The records are framed by this module (TFRecord: 8-byte length, 4-byte length CRC, data, 4-byte
-data CRC; the checksums are not verified, a record cut short (a run still writing) ends the file).
+data CRC; the checksums are not verified). A record cut short (a run still writing, a copy cut
+off) ends its file, and an empty file holds no events: both are named in
+:attr:`~jaxscale.runs.logged.Logged.dropped`.
 The scalar events, nearly all of a log, are read from their wire format for all files at once
 (:mod:`jaxscale.runs.protobuf`): an event of exactly the fields a scalar event has (wall time, step,
 a summary of values with a tag, a ``simple_value`` or a float tensor of rank 0, plugin metadata)
@@ -32,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from jaxscale.runs import protobuf
-from jaxscale.runs.logged import Logged, config_value, scalars_frame
+from jaxscale.runs.logged import Logged, Reader, config_value, scalars_frame
 
 #: TensorFlow DataType enum values of the numeric rank-0 tensors read as scalars -> numpy dtype.
 _DTYPES = {1: np.float32, 2: np.float64, 3: np.int32, 9: np.int64, 19: np.float16}
@@ -89,7 +99,8 @@ class _Rows:
 
 
 def read_tensorboard(root: str | Path) -> Logged:
-    """Every run's scalars and hyperparameters under the TensorBoard log directory ``root``.
+    """Every run's scalars and hyperparameters under the TensorBoard log directory ``root``
+    (``add_hparams`` sub-directories merged into their runs: module docstring).
 
     Raises:
         ValueError: no event file under ``root``, or a record that is not an event (naming the
@@ -103,21 +114,53 @@ def read_tensorboard(root: str | Path) -> Logged:
     run_of = {path: i for i, paths in enumerate(runs.values()) for path in paths}
     configs: dict[str, dict[str, Any]] = {}
     tag_names: dict[str, int] = {}
-    columns = [_read_batch(batch, [run_of[path] for path in batch], names, tag_names, configs)
+    dropped: list[str] = []
+    columns = [_read_batch(batch, [run_of[path] for path in batch], names, tag_names, configs, dropped)
                for batch in _batches(list(run_of))]
     run, tag, step, value = (np.concatenate(column) for column in zip(*columns))
-    places = {name: str(paths[0].parent) for name, paths in runs.items()}
-    scalars = scalars_frame(pd.Categorical.from_codes(run, categories=names),
-                            pd.Categorical.from_codes(tag, categories=list(tag_names)), step, value)
-    return Logged("tensorboard", str(root), scalars, configs, places)
+    directories = [paths[0].parent.relative_to(root) for paths in runs.values()]
+    parents = _hparams_parents(directories, configs, names, run, step)
+    kept = [i for i in range(len(names)) if i not in parents]
+    rows = np.isin(run, kept)
+    kept_names = [names[i] for i in kept]
+    scalars = scalars_frame(pd.Categorical.from_codes(np.searchsorted(kept, run[rows]), categories=kept_names),
+                            pd.Categorical.from_codes(tag[rows], categories=list(tag_names)), step[rows], value[rows])
+    places = {name: str(runs[name][0].parent) for name in kept_names}
+    return Logged("tensorboard", str(root), scalars, _merged_configs(configs, names, parents), places, tuple(dropped))
+
+
+def _merged_configs(configs: dict[str, dict[str, Any]], names: list[str],
+                    parents: dict[int, int]) -> dict[str, dict[str, Any]]:
+    """Every run's configuration (empty where it logged none), each ``add_hparams`` sub-directory's
+    (``parents``: its index -> its run's, into ``names``) merged into its run's in name order."""
+    merged = {name: dict(configs.get(name, {})) for i, name in enumerate(names) if i not in parents}
+    for child, into in parents.items():
+        merged[names[into]].update(configs[names[child]])
+    return merged
+
+
+def _hparams_parents(directories: list[Path], configs: dict[str, dict[str, Any]], names: list[str],
+                     run: np.ndarray, step: np.ndarray) -> dict[int, int]:
+    """The ``add_hparams`` sub-directories among the runs -> their parent run (indices into
+    ``names``, whose directories under the root are ``directories``): a run with HParams and
+    scalars (``run`` codes, ``step``) at one step at most, in a directory whose parent is a run."""
+    index = {directory: i for i, directory in enumerate(directories)}
+    candidates = {i: index[directory.parent] for i, directory in enumerate(directories)
+                  if names[i] in configs and index.get(directory.parent, i) != i}
+    if not candidates:
+        return {}
+    rows = np.isin(run, list(candidates))
+    pairs = np.unique(np.stack([run[rows].astype(np.float64), step[rows]]), axis=1)  # each (run, step) once
+    steps_per_run = np.bincount(pairs[0].astype(np.int64), minlength=len(names))
+    return {i: into for i, into in candidates.items() if steps_per_run[i] <= 1}
 
 
 def _read_batch(paths: list[Path], file_runs: list[int], names: list[str], tag_names: dict[str, int],
-                configs: dict[str, dict[str, Any]]) -> tuple[np.ndarray, ...]:
+                configs: dict[str, dict[str, Any]], dropped: list[str]) -> tuple[np.ndarray, ...]:
     """The scalars of the event files ``paths`` (of the runs ``file_runs``, indices into ``names``)
     in logged order: run code, tag code (into ``tag_names``, which grows), step and value; the
-    HParams configurations go into ``configs``."""
-    records = _read_records(paths)
+    HParams configurations go into ``configs``, what could not be read into ``dropped``."""
+    records = _read_records(paths, dropped)
     fast, hard = _wire_scalars(records.buf, records.start, records.end)
     slow = _parsed_scalars(records, np.flatnonzero(hard), [names[run] for run in file_runs], configs)
     parts = (fast, slow)
@@ -149,13 +192,19 @@ def _batches(paths: list[Path]) -> Iterator[list[Path]]:
         yield batch
 
 
-def _read_records(paths: list[Path]) -> _Records:
-    """The records of the event files ``paths``, framed, in one buffer."""
+def _read_records(paths: list[Path], dropped: list[str]) -> _Records:
+    """The records of the event files ``paths``, framed, in one buffer; an empty file, or the
+    bytes after a record cut short, are named in ``dropped``."""
     chunks, offsets, lengths, files, bases = [], [], [], [], []
     base = 0
     for i, path in enumerate(paths):
         data = path.read_bytes()
-        offset, length = _frames(data)
+        offset, length, end = _frames(data)
+        if not data:
+            dropped.append(f"{path}: an empty event file (0 bytes), no events read")
+        elif end < len(data):
+            dropped.append(f"{path}: cut short at byte {end} of {len(data)} (a record the writer had not finished, "
+                           f"or a copy cut off): {len(offset)} records read, the last {len(data) - end} bytes not")
         chunks.append(data)
         offsets.append(offset)
         lengths.append(length)
@@ -168,9 +217,10 @@ def _read_records(paths: list[Path]) -> _Records:
                     np.concatenate(files), offset, paths)
 
 
-def _frames(data: bytes) -> tuple[np.ndarray, np.ndarray]:
+def _frames(data: bytes) -> tuple[np.ndarray, np.ndarray, int]:
     """Each record's offset (of its frame) and data length in a TFRecord file: 8-byte length,
-    4-byte length CRC, data, 4-byte data CRC. A record cut short (the writer still writing) ends it.
+    4-byte length CRC, data, 4-byte data CRC; and where the whole records end (a record cut
+    short, the writer still writing, ends the file).
 
     Consecutive records of one length (a scalar logged step after step) are found together: the
     lengths one frame apart are read as one strided array, as many at a time as were equal before.
@@ -201,7 +251,7 @@ def _frames(data: bytes) -> tuple[np.ndarray, np.ndarray]:
     counts_ = np.asarray(counts, np.int64)
     strides = np.repeat(np.asarray(lengths, np.int64) + 16, counts_)
     index = np.arange(counts_.sum()) - np.repeat(np.cumsum(counts_) - counts_, counts_)
-    return np.repeat(np.asarray(firsts, np.int64), counts_) + index * strides, strides - 16
+    return np.repeat(np.asarray(firsts, np.int64), counts_) + index * strides, strides - 16, offset
 
 
 def _nested(buf: np.ndarray, found: protobuf.Fields, index: np.ndarray, schema: dict[int, int],
@@ -367,3 +417,18 @@ def _hparams(value: Any, plugin_data_pb2: Any) -> dict[str, Any]:
         kind = hp.WhichOneof("kind")
         found[name] = config_value(getattr(hp, kind)) if kind else None
     return found
+
+
+def _holds_event_files(path: Path) -> bool:
+    return next(path.rglob("*tfevents*"), None) is not None
+
+
+def _event_file_given(path: Path) -> bool:
+    """False; an event file given alone is refused, naming what to give instead."""
+    if "tfevents" in path.name:
+        raise ValueError(f"{path}: a TensorBoard event file; give the log directory that holds the runs")
+    return False
+
+
+READER = Reader("tensorboard", read_tensorboard, "TensorBoard event files", claims_file=_event_file_given,
+                claims_directory=_holds_event_files, modules=("tensorboard",))

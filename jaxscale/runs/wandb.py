@@ -20,6 +20,7 @@ data: save each run's ``history()`` and the runs' configs to these files, then r
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jaxscale.runs.logged import Logged, config_value, scalars_frame
+from jaxscale.runs.logged import Logged, Reader, config_value, scalars_frame
 
 HISTORY_SUFFIXES = (".parquet", ".jsonl", ".ndjson")
 NAME_COLUMNS = ("name", "run", "run_name", "run_id", "id", "display_name")
@@ -62,10 +63,10 @@ def read_wandb(source: str | Path, config: str | Path | None = None) -> Logged:
     """
     source = Path(source)
     files = export_files(source) + ([Path(config)] if config is not None else [])
-    histories, configs = [], {}
+    histories, configs, dropped = [], {}, []
     for path in files:
         if path.suffix.lower() in HISTORY_SUFFIXES:
-            histories.append((path, _history(path)))
+            histories.append((path, _history(path, dropped)))
             continue
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
         columns = [str(c) for c in frame.columns]
@@ -80,7 +81,7 @@ def read_wandb(source: str | Path, config: str | Path | None = None) -> Logged:
         raise ValueError(f"{source}: no W&B history (a line-plot CSV export, or Parquet/JSON Lines of run.history())")
     runs, tags, steps, values = ([x for _, h in histories for x in h[i]] for i in range(4))
     places = {run: str(path) for path, h in histories for run in h[0]}
-    return Logged("wandb", str(source), scalars_frame(runs, tags, steps, values), configs, places)
+    return Logged("wandb", str(source), scalars_frame(runs, tags, steps, values), configs, places, tuple(dropped))
 
 
 def _name_column(columns: list[str]) -> str | None:
@@ -129,9 +130,10 @@ def _runs_table(frame: pd.DataFrame, path: Path) -> dict[str, dict[str, Any]]:
     return configs
 
 
-def _history(path: Path) -> tuple[list, list, list, list]:
+def _history(path: Path, dropped: list[str]) -> tuple[list, list, list, list]:
     """A history saved from the API: ``_step`` and metric columns, the run named by a name column
-    or the file's stem."""
+    or the file's stem; columns that are not numbers (nor W&B's own, ``_``-prefixed) are named in
+    ``dropped``."""
     if path.suffix.lower() == ".parquet":
         frame = pd.read_parquet(path)
     else:
@@ -143,8 +145,9 @@ def _history(path: Path) -> tuple[list, list, list, list]:
         raise ValueError(f"{path}: a W&B history has a _step column; columns are {list(frame.columns)}")
     name = _name_column([str(c) for c in frame.columns])
     run = frame[name].astype(str) if name else pd.Series(path.stem, index=frame.index)
-    metrics = [c for c in frame.columns if c != name and not str(c).startswith("_")
-               and pd.api.types.is_numeric_dtype(frame[c])]
+    columns = [c for c in frame.columns if c != name and not str(c).startswith("_")]
+    metrics = [c for c in columns if pd.api.types.is_numeric_dtype(frame[c])]
+    dropped.extend(f"{path}: column {c!r} is not numbers, not read as a metric" for c in columns if c not in metrics)
     runs, tags, steps, values = [], [], [], []
     for metric in metrics:
         logged = frame[metric].notna()
@@ -153,3 +156,20 @@ def _history(path: Path) -> tuple[list, list, list, list]:
         steps += frame.loc[logged, "_step"].astype(float).tolist()
         values += frame.loc[logged, metric].astype(float).tolist()
     return runs, tags, steps, values
+
+
+def _is_export_file(path: Path) -> bool:
+    """True for a history file (Parquet, JSON Lines) or a line-plot CSV export (its header)."""
+    if path.suffix.lower() in HISTORY_SUFFIXES:
+        return True
+    with path.open(newline="", errors="replace") as fh:
+        header = next(csv.reader([fh.readline()]), [])
+    return wide_header(header)
+
+
+def _holds_exports(path: Path) -> bool:
+    return bool(export_files(path))
+
+
+READER = Reader("wandb", read_wandb, "W&B exports (CSV, Parquet, JSON Lines)", claims_file=_is_export_file,
+                claims_directory=_holds_exports, options=("config",))

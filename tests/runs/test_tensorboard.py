@@ -99,7 +99,11 @@ def test_a_record_cut_short_ends_the_file(tmp_path):
     path = _write(tmp_path / "run", events)
     data = path.read_bytes()
     path.write_bytes(data + data[:30])  # the start of a record still being written
-    _same(_rows(read_tensorboard(tmp_path)), expected)
+    logged = read_tensorboard(tmp_path)
+    _same(_rows(logged), expected)
+    records = len(events) + 1  # and the writer's own file_version event
+    assert logged.dropped == (f"{path}: cut short at byte {len(data)} of {len(data) + 30} (a record the writer had not "
+                              f"finished, or a copy cut off): {records} records read, the last 30 bytes not",)
 
 
 def test_a_tag_that_is_not_utf8_names_the_file_and_offset(tmp_path):

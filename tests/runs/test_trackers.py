@@ -133,7 +133,7 @@ def test_jaxscale_runs_lists_each_run_and_writes_the_tidy_table(four_ways, tmp_p
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--source", "mlflow"], "filesystem tracking backend"),  # MLflow 3 refuses an mlruns directory
+    (["--source", "mlflow"], "not an MLflow file store"),  # a directory without experiments
     (["--metric", "perplexity"], "no metric 'perplexity'"),
     (["--loss-policy", "median"], "loss policy must be one of"),
 ])
@@ -177,6 +177,7 @@ def test_wandb_history_files_parquet_and_jsonl(tmp_path):
         lines = [json.dumps(row) for row in frame.drop(columns="name").to_dict("records")]
         (tmp_path / "jsonl" / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
     from_jsonl = load_runs(tmp_path / "jsonl", config=tmp_path / "config.csv", sizes_vary=False)
+    assert not from_parquet.report.dropped and not from_jsonl.report.dropped
     order = np.lexsort((from_jsonl.step, from_jsonl.run_id))
     np.testing.assert_array_equal(from_parquet.loss, from_jsonl.loss[order])
     np.testing.assert_array_equal(from_parquet.n, from_jsonl.n[order])
@@ -213,3 +214,16 @@ def test_mlflow_histories_in_logged_order_with_nan_from_sql_and_client(tmp_path)
         rows = list(zip(scalars["run_id"].astype(str), scalars["tag"].astype(str), scalars["step"], scalars["value"]))
         assert [r[:3] for r in rows] == [e[:3] for e in expected]
         np.testing.assert_array_equal([r[3] for r in rows], [e[3] for e in expected])
+
+
+def test_a_wandb_history_column_of_text_is_named(tmp_path):
+    runs = dict(list(trackers.curves().items())[:3])
+    history = pd.concat([pd.DataFrame({"name": name, "_step": [s for s, _ in points], "phase": "train",
+                                       "val/loss": [l for _, l in points]}) for name, (_, points) in runs.items()])
+    history.to_parquet(tmp_path / "history.parquet")
+    pd.DataFrame([{"Name": n, **cfg} for n, (cfg, _) in runs.items()]).to_csv(tmp_path / "config.csv", index=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = load_runs(tmp_path / "history.parquet", config=tmp_path / "config.csv", sizes_vary=False)
+    line = f"{tmp_path / 'history.parquet'}: column 'phase' is not numbers, not read as a metric"
+    assert table.report.dropped == (line,) and any(line in str(w.message) for w in caught)

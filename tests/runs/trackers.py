@@ -4,6 +4,9 @@ export files (its line-plot and runs-table CSV layouts), and the same runs as a 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -106,3 +109,77 @@ def write_tidy(path: Path, runs: dict) -> Path:
             for name, (cfg, points) in runs.items() for step, loss in points]
     pd.DataFrame(rows).to_csv(path, index=False)
     return path
+
+
+#: A known Chinchilla law (Hoffmann et al.'s fitted values) and the runs it gives: five sizes,
+#: ten checkpoints each, tokens per step fixed.
+CHINCHILLA = {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28}
+LAW_SIZES = (2e6, 5e6, 1.2e7, 3e7, 8e7)
+LAW_TOKENS_PER_STEP = 65536
+LAW_STEPS = tuple(range(200, 2001, 200))
+
+
+def chinchilla_runs() -> dict[str, tuple[float, list[tuple[int, float]]]]:
+    """Run name -> (N, [(step, loss)]) of :data:`CHINCHILLA`, the losses rounded to float32 (what
+    TensorBoard stores), in name order."""
+    p = CHINCHILLA
+    runs = {}
+    for n in LAW_SIZES:
+        tokens = np.array(LAW_STEPS, np.float64) * LAW_TOKENS_PER_STEP
+        loss = (p["E"] + p["A"] / n ** p["alpha"] + p["B"] / tokens ** p["beta"]).astype(np.float32)
+        points = [(s, float(value)) for s, value in zip(LAW_STEPS, loss)]
+        runs[f"n{int(n):09d}"] = (n, points)
+    return runs
+
+
+def write_law_csv(path: Path, runs: dict) -> Path:
+    rows = [{"run_id": name, "step": s, "n_total": n, "tokens": s * LAW_TOKENS_PER_STEP, "loss": repr(loss)}
+            for name, (n, points) in runs.items() for s, loss in points]
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def write_summary_writer(root: Path, runs: dict) -> Path:
+    """Each run as PyTorch's ``SummaryWriter`` API writes it (tensorboardX's, the same API):
+    ``add_scalar("loss", ...)`` per step, then ``add_hparams`` with the size and tokens per step
+    (which writes into a timestamped sub-directory of the run's)."""
+    from tensorboardX import SummaryWriter
+
+    for name, (n, points) in runs.items():
+        writer = SummaryWriter(str(root / name))
+        for step, loss in points:
+            writer.add_scalar("loss", loss, step)
+        writer.add_hparams({"params": n, "tokens_per_step": LAW_TOKENS_PER_STEP, "lr": 3e-4},
+                           {"hparam/loss": points[-1][1]})
+        writer.close()
+    return root
+
+
+def write_mlruns(root: Path, runs: dict) -> Path:
+    """An ``mlruns`` file store written by the MLflow client (the caller allows the file store:
+    ``MLFLOW_ALLOW_FILE_STORE=true`` on MLflow 3): params and a loss history per run."""
+    import logging
+
+    from mlflow.entities import Metric, Param
+    from mlflow.tracking import MlflowClient
+
+    logging.getLogger("mlflow").setLevel(logging.WARNING)
+    client = MlflowClient(tracking_uri=Path(root).resolve().as_uri())
+    experiment = client.create_experiment("scaling")
+    for start, (name, (n, points)) in enumerate(runs.items()):
+        run = client.create_run(experiment, run_name=name, start_time=1000 + start)
+        metrics = [Metric("loss", loss, 10_000 + i, step) for i, (step, loss) in enumerate(points)]
+        params = [Param("params", repr(n)), Param("tokens_per_step", str(LAW_TOKENS_PER_STEP))]
+        client.log_batch(run.info.run_id, metrics=metrics, params=params)
+        client.set_terminated(run.info.run_id)
+    return Path(root)
+
+
+def in_a_fresh_process(code: str, **env: str) -> None:
+    """Run ``code`` (``trackers`` imported) in a new Python process, with ``env`` added to its
+    environment: MLflow caches a store per URI in the process that opened it, so a store written
+    there and read here is read as a user's would be, from nothing cached."""
+    root = str(Path(__file__).resolve().parents[2])
+    path = os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH"))))
+    subprocess.run([sys.executable, "-c", f"from tests.runs import trackers\n{code}"], check=True, cwd=root,
+                   env={**os.environ, "PYTHONPATH": path, **env})
