@@ -27,9 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxscale.runs.mlflow import read_mlflow
+from jaxscale.trackers.mlflow import read_mlflow
 from jaxscale.runs.table import load_runs
-from jaxscale.runs.tensorboard import event_files, read_tensorboard
+from jaxscale.trackers.tensorboard import event_files, read_tensorboard
 
 SHAPES = [(64, 2), (96, 2), (128, 2), (128, 4), (192, 4), (256, 4), (256, 6), (384, 6), (512, 6), (512, 8)]
 
@@ -131,7 +131,7 @@ def main() -> None:
     import mlflow.tracking  # noqa: F401  (imports are not what is timed)
     import tensorboard.compat.proto.event_pb2  # noqa: F401
 
-    import jaxscale.runs.sources  # noqa: F401
+    import jaxscale.trackers.sources  # noqa: F401
     base = args.dir or Path(tempfile.mkdtemp(prefix="bench_readers_"))
     n = args.runs * args.steps
     print(f"{args.runs} runs x {args.steps} steps = {n:,} losses per store, in {base}")

@@ -31,7 +31,7 @@ def load_runs(source: Runs, *, n: str | None = None, d: str | None = None, c: st
 
     Args:
         source: a CSV path, a pandas DataFrame, an experiment tracker's runs (a TensorBoard log
-            directory, an MLflow store or URI, W&B exports: :mod:`jaxscale.runs.sources`), or a
+            directory, an MLflow store or URI, W&B exports: :mod:`jaxscale.trackers.sources`), or a
             :class:`~jaxscale.runs.table.RunsTable` (then only the transformations apply).
         n, d, c, loss: the columns of model size N, training tokens D, compute C and the loss
             (default: recognised by name; D or C may be missing, C = 6 N D fills it).

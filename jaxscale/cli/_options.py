@@ -106,12 +106,12 @@ def at_least(minimum: int) -> Callable[[str], int]:
 
 
 def add_source(p: argparse.ArgumentParser) -> None:
-    """How to read runs that live in an experiment tracker (:mod:`jaxscale.runs.sources`): its
+    """How to read runs that live in an experiment tracker (:mod:`jaxscale.trackers.sources`): its
     kind, the metric read as the loss, a W&B runs-table export, and the loss policy."""
     from jaxscale.runs.schema import LOSS_POLICIES
-    from jaxscale.runs.sources import source_kinds
+    from jaxscale.trackers.sources import source_kinds
 
-    kinds = source_kinds()  # the registered readers' (jaxscale.runs.sources.READERS)
+    kinds = source_kinds()  # the registered readers' (jaxscale.trackers.sources.READERS)
     p.add_argument("--source", dest="source_kind", choices=kinds, default=None, metavar="KIND",
                    help=f"the runs' source, one of {', '.join(kinds)} (default: detected)")
     p.add_argument("--metric", default=None, metavar="NAME",

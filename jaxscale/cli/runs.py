@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from jaxscale.cli._output import emit
     from jaxscale.runs.policy import as_policy
-    from jaxscale.runs.sources import table_report
+    from jaxscale.trackers.sources import table_report
     from jaxscale.runs.table import load_runs
 
     policy = as_policy(args.loss_policy)  # checked before any reading

@@ -7,7 +7,7 @@ scalars and HParams plugins (``scalar_pb``, ``hparams_pb``). ``tensorboard.summa
 scalars only, and ``tensorboardX`` would add a dependency for what these two calls do. Each
 step is one event holding every metric of that step. TensorBoard stores scalars as float32, so
 losses come back rounded to float32; sizes, tokens per step and the schedule are hparams,
-stored as float64, so the run's N, D and C come back exactly (:mod:`jaxscale.runs.sources`).
+stored as float64, so the run's N, D and C come back exactly (:mod:`jaxscale.trackers.sources`).
 """
 
 from __future__ import annotations

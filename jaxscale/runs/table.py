@@ -36,7 +36,7 @@ from jaxscale.runs.foreign_tables import layout_of
 from jaxscale.support.memory import check_memory
 
 if TYPE_CHECKING:
-    from jaxscale.runs.sources import SourceReport
+    from jaxscale.trackers.sources import SourceReport
 
 #: Law inputs beyond the model size and the tokens, and the column of a runs table that holds each:
 #: the unique tokens (a validated field of the table) and a run's hyperparameters (read from its frame).
@@ -66,7 +66,7 @@ class RunsTable:
     ``frame`` is the source table with the recognised columns renamed to the canonical names
     of :mod:`jaxscale.runs.schema` (other columns kept as they were), D and C (and ``C_\\E`` where
     ``N_\\E`` is known) filled in. ``report`` says what a tracker source held and what was kept
-    (:class:`jaxscale.runs.sources.SourceReport`; None for a table). ``source`` names where the
+    (:class:`jaxscale.trackers.sources.SourceReport`; None for a table). ``source`` names where the
     rows came from (the file's path, or ``"table"`` for a DataFrame); ``dropped_highest`` counts
     the highest-loss rows dropped from it (:func:`drop_highest_loss`); ``columns`` which column of
     the source gave N, D, C and the loss (a formula where one was computed, e.g. ``"6 N D"``).
@@ -375,9 +375,9 @@ def load_runs(
 ) -> RunsTable:
     """Load and validate a runs table from a CSV path or a DataFrame, or the runs of an experiment
     tracker: a TensorBoard log directory, an MLflow store (``sqlite:///...``, a server URI) or W&B
-    exports (:mod:`jaxscale.runs.sources`, which this calls when ``source`` is not a table; the
+    exports (:mod:`jaxscale.trackers.sources`, which this calls when ``source`` is not a table; the
     kind is detected, or named by ``source_kind``, one of
-    :func:`jaxscale.runs.sources.source_kinds`: ``"table"`` and each registered reader's;
+    :func:`jaxscale.trackers.sources.source_kinds`: ``"table"`` and each registered reader's;
     ``metric`` names the logged loss, ``config`` a W&B runs-table export).
     ``loss_policy`` (:mod:`jaxscale.runs.policy`: ``"every"``, ``"final"``, ``"min"``, ``"ema"``)
     chooses the loss each run contributes after its curve is checked; on a table it needs runs
@@ -399,7 +399,7 @@ def load_runs(
     """
     report = None
     if _is_tracker(source, source_kind):
-        from jaxscale.runs.sources import read_source
+        from jaxscale.trackers.sources import read_source
 
         frame, report = read_source(source, source_kind, metric=metric, config=config, loss_policy=loss_policy)
         origin = f"{report.kind} {report.origin}"
@@ -443,7 +443,7 @@ def _is_tracker(source: str | Path | pd.DataFrame, kind: str | None) -> bool:
         return kind != "table"
     if isinstance(source, pd.DataFrame):
         return False
-    from jaxscale.runs.sources import detect_kind
+    from jaxscale.trackers.sources import detect_kind
 
     return detect_kind(source) != "table"
 

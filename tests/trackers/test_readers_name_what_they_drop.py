@@ -15,7 +15,7 @@ import pytest
 
 from jaxscale.cli import main
 from jaxscale.runs.table import load_runs
-from tests.runs import trackers
+from tests.trackers import trackers
 
 pytest.importorskip("tensorboard")
 pytest.importorskip("mlflow")

@@ -9,8 +9,8 @@ import struct
 import numpy as np
 import pytest
 
-from jaxscale.runs import protobuf
-from jaxscale.runs.tensorboard import read_tensorboard
+from jaxscale.trackers import protobuf
+from jaxscale.trackers.tensorboard import read_tensorboard
 
 pytest.importorskip("tensorboard")
 

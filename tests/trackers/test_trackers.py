@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 from jaxscale.cli import main
-from jaxscale.runs.sources import detect_kind, read_source
+from jaxscale.trackers.sources import detect_kind, read_source
 from jaxscale.runs.table import load_runs
-from tests.runs import trackers
+from tests.trackers import trackers
 
 pytest.importorskip("tensorboard")
 pytest.importorskip("mlflow")
@@ -70,7 +70,7 @@ def test_readers_give_the_tidy_table(four_ways, kind):
 
 
 def test_mlflow_client_histories_equal_the_bulk_query(four_ways):
-    from jaxscale.runs.mlflow import read_mlflow
+    from jaxscale.trackers.mlflow import read_mlflow
 
     bulk, client = read_mlflow(four_ways["mlflow"]), read_mlflow(four_ways["mlflow"], bulk_sql=False)
     key = ["run_id", "tag", "step"]
@@ -185,7 +185,7 @@ def test_wandb_history_files_parquet_and_jsonl(tmp_path):
 
 def test_importing_the_runs_table_loads_no_tracker_library():
     # (pyarrow is not checked: pandas itself imports it when it is installed)
-    code = ("import sys, jaxscale.runs.table, jaxscale.runs.sources; "
+    code = ("import sys, jaxscale.runs.table, jaxscale.trackers.sources; "
             "print(sorted(m for m in ('tensorboard', 'mlflow') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
@@ -197,7 +197,7 @@ def test_mlflow_histories_in_logged_order_with_nan_from_sql_and_client(tmp_path)
     from mlflow.entities import Metric
     from mlflow.tracking import MlflowClient
 
-    from jaxscale.runs.mlflow import read_mlflow
+    from jaxscale.trackers.mlflow import read_mlflow
 
     logging.getLogger("mlflow").setLevel(logging.WARNING)
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'm.db'}")

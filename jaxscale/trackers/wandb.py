@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jaxscale.runs.logged import Logged, Reader, config_value, scalars_frame
+from jaxscale.trackers.logged import Logged, Reader, config_value, scalars_frame
 
 HISTORY_SUFFIXES = (".parquet", ".jsonl", ".ndjson")
 NAME_COLUMNS = ("name", "run", "run_name", "run_id", "id", "display_name")

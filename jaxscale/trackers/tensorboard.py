@@ -19,9 +19,9 @@ checkpoints of its curve) are not read.
 The records are framed by this module (TFRecord: 8-byte length, 4-byte length CRC, data, 4-byte
 data CRC; the checksums are not verified). A record cut short (a run still writing, a copy cut
 off) ends its file, and an empty file holds no events: both are named in
-:attr:`~jaxscale.runs.logged.Logged.dropped`.
+:attr:`~jaxscale.trackers.logged.Logged.dropped`.
 The scalar events, nearly all of a log, are read from their wire format for all files at once
-(:mod:`jaxscale.runs.protobuf`): an event of exactly the fields a scalar event has (wall time, step,
+(:mod:`jaxscale.trackers.protobuf`): an event of exactly the fields a scalar event has (wall time, step,
 a summary of values with a tag, a ``simple_value`` or a float tensor of rank 0, plugin metadata)
 is read with numpy; every other event (the file version, hparams, histograms, images, an event
 the walk cannot read) is parsed by TensorBoard's compiled protobuf classes, and one that does
@@ -41,8 +41,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jaxscale.runs import protobuf
-from jaxscale.runs.logged import Logged, Reader, config_value, scalars_frame
+from jaxscale.trackers import protobuf
+from jaxscale.trackers.logged import Logged, Reader, config_value, scalars_frame
 
 #: TensorFlow DataType enum values of the numeric rank-0 tensors read as scalars -> numpy dtype.
 _DTYPES = {1: np.float32, 2: np.float64, 3: np.int32, 9: np.int64, 19: np.float16}
@@ -258,7 +258,7 @@ def _nested(buf: np.ndarray, found: protobuf.Fields, index: np.ndarray, schema: 
             repeated: tuple[int, ...] = ()) -> tuple[protobuf.Fields, dict[int, np.ndarray], np.ndarray]:
     """The sub-messages ``found[index]`` (one per parent; -1: none): their fields, where each
     field of ``schema`` is per parent (-1: absent), and which parents' sub-message holds more
-    (:func:`jaxscale.runs.protobuf.layout`)."""
+    (:func:`jaxscale.trackers.protobuf.layout`)."""
     have = np.flatnonzero(index >= 0)
     child = protobuf.fields(buf, found.start[index[have]], found.end[index[have]])
     where, other = protobuf.layout(child, schema, len(have), repeated)

@@ -1,4 +1,4 @@
-"""Readers are registered in one list (``jaxscale.runs.sources.READERS``): a toy reader added in
+"""Readers are registered in one list (``jaxscale.trackers.sources.READERS``): a toy reader added in
 a test is detected by its files, directories and URI scheme, read by ``load_runs`` and the
 command line, offered by ``--source`` and named where the kinds are listed; the documentation
 lists the registered kinds (issue 36, item 3)."""
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from jaxscale.cli import main
-from jaxscale.runs import sources
-from jaxscale.runs.logged import Logged, Reader, scalars_frame
+from jaxscale.trackers import sources
+from jaxscale.trackers.logged import Logged, Reader, scalars_frame
 from jaxscale.runs.table import load_runs
 
 ROOT = Path(__file__).resolve().parents[2]

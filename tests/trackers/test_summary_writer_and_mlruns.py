@@ -12,7 +12,7 @@ import pytest
 
 import jaxscale as js
 from jaxscale.runs.table import load_runs
-from tests.runs import trackers
+from tests.trackers import trackers
 
 pytest.importorskip("mlflow")
 pytest.importorskip("tensorboard")
@@ -65,7 +65,7 @@ def test_an_mlruns_store_fits_as_the_csv_and_reading_changes_nothing(tmp_path, m
 
 
 def test_a_run_nested_in_a_run_with_a_curve_of_its_own_stays_a_run(tmp_path):
-    from jaxscale.runs.tensorboard import read_tensorboard
+    from jaxscale.trackers.tensorboard import read_tensorboard
 
     outer, inner = list(trackers.curves().items())[:2]
     root = trackers.write_tensorboard(tmp_path / "tb", {"a": outer[1], "a/b": inner[1]})  # both with hparams

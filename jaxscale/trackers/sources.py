@@ -30,10 +30,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jaxscale.runs import mlflow, tensorboard, wandb
+from jaxscale.trackers import mlflow, tensorboard, wandb
 from jaxscale.runs import schema as S
 from jaxscale.runs.accounting import param_counts
-from jaxscale.runs.logged import RUN, STEP, TAG, VALUE, Logged, Reader
+from jaxscale.trackers.logged import RUN, STEP, TAG, VALUE, Logged, Reader
 from jaxscale.runs.model_config import RUN_KEYS, run_architecture
 from jaxscale.runs.policy import LossPolicy, apply_policy, as_policy, check_curve
 
@@ -46,7 +46,7 @@ TOKENS_PER_STEP_KEYS = ("tokens_per_step", "batch_tokens", "tokens_per_batch")
 BATCH_KEYS = ("batch_size", "global_batch_size", "train_batch_size", "batch")
 
 #: The readers of tracker stores, in the order detection asks them. Adding one: its module
-#: defines its :class:`~jaxscale.runs.logged.Reader`, and it is registered here.
+#: defines its :class:`~jaxscale.trackers.logged.Reader`, and it is registered here.
 READERS: tuple[Reader, ...] = (tensorboard.READER, mlflow.READER, wandb.READER)
 
 
@@ -73,7 +73,7 @@ class RunLine:
 class SourceReport:
     """What a source held and what was kept: its kind, where it is, the metric read as the loss,
     the loss policy, one :class:`RunLine` per run, and what the reader could not read
-    (:attr:`jaxscale.runs.logged.Logged.dropped`)."""
+    (:attr:`jaxscale.trackers.logged.Logged.dropped`)."""
 
     kind: str
     origin: str

@@ -181,5 +181,5 @@ def in_a_fresh_process(code: str, **env: str) -> None:
     there and read here is read as a user's would be, from nothing cached."""
     root = str(Path(__file__).resolve().parents[2])
     path = os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH"))))
-    subprocess.run([sys.executable, "-c", f"from tests.runs import trackers\n{code}"], check=True, cwd=root,
+    subprocess.run([sys.executable, "-c", f"from tests.trackers import trackers\n{code}"], check=True, cwd=root,
                    env={**os.environ, "PYTHONPATH": path, **env})

@@ -35,7 +35,7 @@ from urllib.parse import unquote, urlparse
 import numpy as np
 import pandas as pd
 
-from jaxscale.runs.logged import Logged, Reader, config_value, scalars_frame
+from jaxscale.trackers.logged import Logged, Reader, config_value, scalars_frame
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 #: MLflow's environment while a store is read (values the user's environment sets are kept):

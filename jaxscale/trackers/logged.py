@@ -2,7 +2,7 @@
 reader is.
 
 Each reader (:mod:`.tensorboard`, :mod:`.mlflow`, :mod:`.wandb`) is a :class:`Reader`, defined in
-its module and registered in :data:`jaxscale.runs.sources.READERS`; it returns a :class:`Logged`:
+its module and registered in :data:`jaxscale.trackers.sources.READERS`; it returns a :class:`Logged`:
 the scalars every run logged, long (one row per run, tag and step, in the order they were
 logged), each run's configuration (hyperparameters) as a mapping, and one line for each thing it
 could not read. :mod:`.sources` turns it into a runs table.
@@ -82,7 +82,7 @@ def _claims_nothing(_: Path) -> bool:
 @dataclass(frozen=True)
 class Reader:
     """One kind of tracker store: how its sources are recognised and how they are read. Each
-    reader's module defines one; :data:`jaxscale.runs.sources.READERS` registers them, and
+    reader's module defines one; :data:`jaxscale.trackers.sources.READERS` registers them, and
     detection, reading, the ``--source`` choices and the messages that list the kinds all come
     from that list.
 
