@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 import warnings
 
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             return int(args.run(args) or 0)
     except (ValueError, OSError) as err:  # bad input, or a path that cannot be read or written
         message = str(err).splitlines()[0] if str(err) else type(err).__name__
-        print(f"jaxscale {args.command}: error: {message}", file=sys.stderr)
+        print(f"jaxscale {args.command}: error: {_in_option_names(message, parser, args)}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as err:  # a wing's dependency, not installed
         if (err.name or "").split(".")[0] not in WING_PACKAGES:
@@ -75,6 +76,27 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         warnings.formatwarning = formatwarning
+
+
+def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command that ``args`` were parsed by (``word2vec train``: two levels)."""
+    while True:
+        sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if sub is None or getattr(args, sub.dest, None) not in sub.choices:
+            return parser
+        parser = sub.choices[getattr(args, sub.dest)]
+
+
+def _in_option_names(message: str, parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
+    """``message`` with the Python names of the command's options (``min_cost``, ``drop_highest``:
+    how the verbs name their arguments) written as the options a user typed (``--min-cost``).
+    Only names with an underscore are replaced: a plain word such as ``law`` is also prose."""
+    for action in _command_parser(parser, args)._actions:
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        names = {action.dest, *(o[2:].replace("-", "_") for o in longs)}
+        for name in (n for n in names if "_" in n and longs):
+            message = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", longs[0], message)
+    return message
 
 
 if __name__ == "__main__":

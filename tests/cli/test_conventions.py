@@ -42,3 +42,18 @@ def test_the_old_spellings_are_refused(capsys, argv):
     with pytest.raises(SystemExit) as exit_:
         main(argv)
     assert exit_.value.code == 2 and "unrecognized arguments" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv,option", [
+    (["design", "--budget", "1e22", "--min-cost", "1e22", "--max-cost", "1e21"], "--min-cost 1e+22 must be below --max-cost"),
+    (["fit", "EPOCH", "--drop-highest", "1000"], "--drop-highest must be in [0, "),
+])
+def test_an_error_names_the_option_the_user_typed(capsys, argv, option, tmp_path):
+    """Errors spoke the verbs' Python names (``min_cost``, ``drop_highest``) to a user who typed
+    ``--min-cost``; the command line writes them as its options."""
+    table = tmp_path / "runs.csv"
+    table.write_text("N,D,loss\n" + "".join(f"{n:g},{n * r:g},{2 + 400 / n ** 0.34 + 400 / (n * r) ** 0.28}\n"
+                                               for n in (1e7, 1e8, 1e9) for r in (5, 20, 80)))
+    assert main([str(table) if a == "EPOCH" else a for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert option in err and "min_cost" not in err and "drop_highest" not in err
