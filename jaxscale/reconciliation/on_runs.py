@@ -21,6 +21,11 @@ from the budget at which its smallest model is optimal to the one at which its l
 (:func:`jaxscale.optimum.solver.optimal_log_compute`; for the non-embedding basis under Eq. 15, for the
 total basis under the law itself). Outside that window the simulated frontier would sit on the
 smallest or largest model, which the table cannot show either.
+
+**Refused tables** (one line each, before the work they would break): no run identity; runs of
+one checkpoint each (Approach 1's frontier is the envelope of training curves: last checkpoints
+alone have none); a Chinchilla law fitted to the table whose exponents are not both positive
+(Step 4 simulates a loss that falls with N and D).
 """
 
 from __future__ import annotations
@@ -104,10 +109,20 @@ def reconcile_runs(table: RunsTable, *, bootstrap_resamples: int = 200, seed: in
         raise ValueError("the reconciliation needs run identity: a run_id column, or --run-by COLS naming "
                          "the columns that together name a run")
     n_total, n_nonembedding = model_sizes(table)
+    _, checkpoints = np.unique(table.run_id, return_counts=True)
+    if checkpoints.max() < 2:
+        raise ValueError(f"each of the {len(checkpoints)} runs holds one checkpoint: the reconciliation compares "
+                         "Approach 1's frontier of training curves, which needs each run's checkpoints (its curve), "
+                         "not its final loss alone")
     observed = {basis: fit_approach1(table, basis=basis, bootstrap=bootstrap_resamples, seed=seed)
                 for basis in ("total", "nonembedding")}
     embedding = table_embedding(table)
     law = fit_approach3(best_per_size_and_tokens(final_checkpoints(table)), law=chinchilla.LAW)
+    falling = {name: float(getattr(law.params, name)) for name in ("alpha", "beta")}
+    if min(falling.values()) <= 0:
+        raise ValueError("the Chinchilla law fitted to the table's final runs has "
+                         + ", ".join(f"{k} = {v:.3g}" for k, v in falling.items())
+                         + ": Step 4 simulates a loss that falls with N and D, so both must be > 0")
     config = simulation_config(law.params, embedding, n_nonembedding)
     step4 = simulate_step4(law.params, embedding.gamma, embedding.delta, config)
     refits = bootstrap(law, bootstrap_resamples, seed=seed)

@@ -116,3 +116,22 @@ def test_bayes_holdout_and_table_embedding_through_the_cli(tmp_path):
     assert set(out["holdout"]["coverage"]) == {"50%", "80%", "90%"} and out["holdout"]["n_heldout"] > 0
     lo, hi = out["reconciled_exponent"]["hdi95"]
     assert lo < out["reconciled_exponent"]["median"] < hi
+
+
+def test_runs_of_one_checkpoint_each_are_refused_in_one_line(tmp_path, capsys):
+    """A table of final losses crashed with "zero-size array to reduction operation minimum"."""
+    finals = sweep_table().groupby(RUN_BY, as_index=False).last()
+    path = tmp_path / "finals.csv"
+    finals.to_csv(path, index=False)
+    code = main(["reconcile", str(path), "--run-by", ",".join(RUN_BY), "--n-col", "N"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "each of the 24 runs holds one checkpoint" in err and "zero-size" not in err
+
+
+def test_a_law_whose_loss_does_not_fall_with_n_is_refused_naming_its_exponents():
+    """A table whose fitted alpha is negative stopped inside Step 4 with "PearceSongParams.alpha must be > 0"."""
+    frame = sweep_table()
+    frame["loss"] = frame["loss"] * (frame["N"] / 1e6) ** 0.3  # a loss that grows with the model
+    with pytest.raises(ValueError, match=r"fitted to the table's final runs has alpha = -.*both must be > 0"):
+        reconcile_runs(load_runs(frame, run_by=RUN_BY), bootstrap_resamples=4)
