@@ -13,7 +13,7 @@ their seed; ``--json`` prints the result's :meth:`to_dict`. A new command builds
     ...
     def run(args):
         table = load_table(args)                    # jaxscale.load_runs with those options
-        report(verb(table, ...), args, print_text)  # --json or text; --out gets the files
+        report(verb(table, ...), args)  # result.text() or --json; --out gets the files
 """
 
 from __future__ import annotations
@@ -287,13 +287,14 @@ def check_out(out: str | Path | None, option: str = "--out") -> None:
         raise ValueError(f"{option} {out}: cannot write in {existing} (permission denied)")
 
 
-def report(result: Any, args: argparse.Namespace, print_text: Callable[[dict[str, Any]], None]) -> int:
-    """Print ``result.to_dict()`` (``--json``) or its text, after writing its files into ``--out``
-    (listed under ``files``)."""
-    from jaxscale.cli._output import emit
+def report(result: Any, args: argparse.Namespace) -> int:
+    """Print ``result.to_dict()`` (``--json``) or ``result.text()``, after writing its files into
+    ``--out`` (listed under ``files``)."""
+    from jaxscale.cli._output import print_json
 
-    numbers = result.to_dict()
-    if getattr(args, "out", None) is not None:
-        numbers["files"] = result.save(args.out)
-    emit(numbers, args.json, print_text)
+    files = None if getattr(args, "out", None) is None else result.save(args.out)
+    if args.json:
+        print_json(result.to_dict() if files is None else {**result.to_dict(), "files": files})
+    else:
+        print(result.text(files or ()))
     return 0

@@ -54,14 +54,5 @@ def run(args: argparse.Namespace) -> int:
         law = fit_multipower(table, run_learning_rates(table, source=args.lr_source), fitted, [])
     result = schedule(law, published=args.published, steps=args.steps, peak_lr=args.peak_lr,
                       warmup_steps=args.warmup_steps, iterations=args.iterations)
-    return o.report(result, args, _print)
+    return o.report(result, args)
 
-
-def _print(numbers: dict) -> None:
-    print(f"jaxscale schedule: law {numbers['law']} ({', '.join(f'{k} {v:.4g}' for k, v in numbers['params'].items())})")
-    print(f"  {numbers['steps']} steps, warmup {numbers['warmup_steps']}, peak {numbers['peak_lr']:g}")
-    print(f"  optimised schedule: final loss {numbers['optimised_loss']:.4f} (ends at rate {numbers['final_lr']:.3g})")
-    for name, loss in numbers["baseline_loss"].items():
-        print(f"  {name:<8} final loss {loss:.4f}: {numbers['gain'][name]:+.4f} nats above the optimised")
-    for path in numbers.get("files", []):
-        print(f"wrote {path}")
