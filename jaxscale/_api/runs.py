@@ -67,7 +67,7 @@ def load_runs(source: Runs, *, n: str | None = None, d: str | None = None, c: st
     else:
         if isinstance(run_by, str):
             run_by = [name.strip() for name in run_by.split(",") if name.strip()]
-        table = runs_table.load_runs(source, n_col=n, d_col=d, c_col=c, loss_col=loss, run_by=run_by,
+        table = runs_table.read_runs_table(source, n_col=n, d_col=d, c_col=c, loss_col=loss, run_by=run_by,
                                      where=where or {}, source_kind=kind, metric=metric, config=config,
                                      loss_policy=loss_policy)
     if final_only:

@@ -236,17 +236,17 @@ def _run_by(args: argparse.Namespace) -> list[str] | None:
 
 
 def _source(args: argparse.Namespace) -> dict[str, Any]:
-    """:func:`add_source`'s options, as :func:`jaxscale.runs.table.load_runs` names them."""
+    """:func:`add_source`'s options, as :func:`jaxscale.runs.table.read_runs_table` names them."""
     return {"source_kind": args.source_kind, "metric": args.metric, "config": args.config,
             "loss_policy": args.loss_policy}
 
 
 def load_columns(args: argparse.Namespace, path: str | Path | None = None, sizes_vary: bool = True) -> RunsTable:
     """The validated runs table of :func:`add_runs`' options (from ``path`` if given; ``sizes_vary``:
-    see :func:`jaxscale.runs.table.load_runs`)."""
-    from jaxscale.runs.table import load_runs
+    see :func:`jaxscale.runs.table.read_runs_table`)."""
+    from jaxscale.runs.table import read_runs_table
 
-    return load_runs(args.runs if path is None else path, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col,
+    return read_runs_table(args.runs if path is None else path, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col,
                      loss_col=args.loss_col, run_by=_run_by(args), where=where_conditions(args.where),
                      sizes_vary=sizes_vary, **_source(args))
 

@@ -38,11 +38,11 @@ def run(args: argparse.Namespace) -> int:
     from jaxscale.cli._output import emit
     from jaxscale.runs.policy import as_policy
     from jaxscale.runs.sources import table_report
-    from jaxscale.runs.table import load_runs
+    from jaxscale.runs.table import read_runs_table
 
     policy = as_policy(args.loss_policy)  # checked before any reading
     o.check_out(args.out)
-    table = load_runs(args.source, source_kind=args.source_kind, metric=args.metric, config=args.config,
+    table = read_runs_table(args.source, source_kind=args.source_kind, metric=args.metric, config=args.config,
                       loss_policy=args.loss_policy, sizes_vary=False, min_rows=1)
     report = table.report or table_report(table.frame, args.source, policy if args.loss_policy else None)
     numbers: dict[str, Any] = {**report.to_dict(), "rows": len(table)}
