@@ -26,8 +26,10 @@ RESULT_DATA = ("to_dict", "summary", "_report", "_numbers")
 RESULT_DICT_NAMES = ("numbers", "report", "summary", "section", "result")
 
 #: The wings' commands still print their own text (their results are not yet result objects).
-WINGS = {"sweep.py": "the sweep's table is printed by jaxscale.lm.sweep.format_table, not a result",
-         "word2vec.py": "word2vec's train, eval, neighbours and scaling print their own lines"}
+WINGS = {"sweep.py": "the sweep prints its result's text, but trains from cli (presets, distributed, run_sweep): "
+                     "the wing has no public verb yet",
+         "word2vec.py": "word2vec prints its results' text, but trains, evaluates and queries from cli: the wing "
+                        "has no public verb yet"}
 
 
 def _tree(name: str) -> ast.Module:
