@@ -48,7 +48,7 @@ from jaxscale.inference import law_model, refit
 from jaxscale.inference.sample import NutsConfig, chain_method, run_nuts  # noqa: E402
 from jaxscale.laws import chinchilla  # noqa: E402
 from jaxscale.reconciliation import per_draw as derived  # noqa: E402
-from jaxscale.runs.table import drop_highest_loss, load_runs  # noqa: E402
+from jaxscale.runs.table import drop_highest_loss, read_runs_table  # noqa: E402
 from jaxscale.support import compilation_cache  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "chinchilla_svg_extracted_data.csv"
@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> dict:
     print(f"jax {jax.__version__}, numpyro {numpyro.__version__}, {os.cpu_count()} CPU cores, "
           f"{jax.local_device_count()} devices; load average {os.getloadavg()[0]:.1f}; persistent "
           f"compilation cache: {cache or 'off'}" + (f" ({entries} entries before this run)" if cache else ""))
-    runs = drop_highest_loss(load_runs(DATA), 5)
+    runs = drop_highest_loss(read_runs_table(DATA), 5)
     law = chinchilla.LAW
     start, sigma = refit.approach3_start(law, runs)
     print(f"{len(runs)} runs; {args.chains} chains x ({args.warmup} warmup + {args.samples} draws); "

@@ -39,7 +39,7 @@ from jaxscale.core import lbfgs
 from jaxscale.fitting.approach3 import MULTISTART, fit_approach3
 from jaxscale.fitting.bootstrap import WARM_START, bootstrap, resample_counts
 from jaxscale.laws.chinchilla import LAW as CHINCHILLA
-from jaxscale.runs.table import drop_highest_loss, load_runs
+from jaxscale.runs.table import drop_highest_loss, read_runs_table
 from jaxscale.support import compilation_cache
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "chinchilla_svg_extracted_data.csv"
@@ -209,7 +209,7 @@ def main() -> None:
         None if args.cache_dir is None else {"JAXSCALE_CACHE_DIR": str(args.cache_dir)})
     entries = len(list(Path(cache).glob("*"))) if cache and Path(cache).is_dir() else 0
 
-    table = drop_highest_loss(load_runs(DATA), 5)
+    table = drop_highest_loss(read_runs_table(DATA), 5)
     multi = bench_multistart(table, args.starts, args.fd_starts, args.scipy_tight)
     boot = bench_bootstrap(multi.pop("_fit"), args.bootstrap, args.resamples or args.bootstrap,
                            args.scipy_tight, args.seed)

@@ -9,7 +9,7 @@ issue 29), model sizes log-uniform in [1e8, 1e10], each run trained to 5-100 tok
 exp(0.01 z), z ~ N(0, 1). The CSV (run_id, step, N, D, loss) is written before the child starts.
 
 Each size runs in a fresh child process (``--child``), which imports jaxscale, loads the CSV with
-``load_runs`` and fits it with ``fit_approach3``, and reports its wall times and its peak resident
+``read_runs_table`` and fits it with ``fit_approach3``, and reports its wall times and its peak resident
 memory (``ru_maxrss``, the whole process: the interpreter, JAX and the table included). The anchor
 is the unchunked path, i.e. jaxscale before issue 29: the whole grid screened in one evaluation over
 every row, and the kept starts minimised on every row in single sums
@@ -70,14 +70,14 @@ def child(path: str, unchunked: bool) -> dict:
     """Load and fit ``path`` in this process; wall times, objective and peak memory."""
     t0 = time.perf_counter()
     from jaxscale.fitting import approach3, objective
-    from jaxscale.runs.table import load_runs
+    from jaxscale.runs.table import read_runs_table
     from jaxscale.support.compilation_cache import enable_compilation_cache
 
     enable_compilation_cache()
     if unchunked:
         objective.ROWS_PER_CHUNK = approach3.SUBSAMPLE = approach3.SCREEN_TERMS = 2**62
     t1 = time.perf_counter()
-    runs = load_runs(path)
+    runs = read_runs_table(path)
     t2 = time.perf_counter()
     fit = approach3.fit_approach3(runs)
     t3 = time.perf_counter()

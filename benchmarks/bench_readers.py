@@ -5,12 +5,12 @@ TensorBoard: the log directory is written by the ``tensorboard`` package's write
 make the runs (the writer's pure-Python checksums take ~0.3 ms an event, so writing a million
 events would take the benchmark five minutes; reading is what is measured). Anchor: TensorBoard's
 own Python loader (``EventFileLoader``, what ``EventAccumulator`` and tbparse read with) over the
-same files; jaxscale: ``read_tensorboard`` and the whole ``load_runs``.
+same files; jaxscale: ``read_tensorboard`` and the whole ``read_runs_table``.
 
 MLflow: an SQLite store written by the MLflow client (``log_batch``), ten distinct runs, each
 copied row by row in SQL to make the runs (the client takes half a second a run). Anchor: the
 client's ``get_metric_history`` per run (``read_mlflow(bulk_sql=False)``); jaxscale: ``read_mlflow``
-(the metrics table read in SQL into numpy columns) and the whole ``load_runs``.
+(the metrics table read in SQL into numpy columns) and the whole ``read_runs_table``.
 
     python benchmarks/bench_readers.py [--runs 1000] [--steps 1000] [--dir DIR]
 """
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxscale.trackers.mlflow import read_mlflow
-from jaxscale.runs.table import load_runs
+from jaxscale.runs.table import read_runs_table
 from jaxscale.trackers.tensorboard import event_files, read_tensorboard
 
 SHAPES = [(64, 2), (96, 2), (128, 2), (128, 4), (192, 4), (256, 4), (256, 6), (384, 6), (512, 6), (512, 8)]
@@ -140,7 +140,7 @@ def main() -> None:
     _timed("write TensorBoard (10 runs written, then copied)", lambda: write_tensorboard(tb, args.runs, args.steps))
     anchor_count, anchor_s = _timed("anchor: TensorBoard's EventFileLoader", lambda: _anchor_tensorboard(tb))
     logged, ours_s = _timed("jaxscale: read_tensorboard", lambda: read_tensorboard(tb))
-    table, _ = _timed("jaxscale: load_runs(tensorboard dir)", lambda: load_runs(tb))
+    table, _ = _timed("jaxscale: read_runs_table(tensorboard dir)", lambda: read_runs_table(tb))
     print(f"  scalars read: anchor {anchor_count:,} (+ hparams values), jaxscale {len(logged.scalars):,}; "
           f"table rows {len(table):,}; anchor / jaxscale = {anchor_s / ours_s:.1f}x")
 
@@ -149,7 +149,7 @@ def main() -> None:
     client, client_s = _timed("anchor: MLflow client get_metric_history per run",
                               lambda: read_mlflow(db, bulk_sql=False))
     bulk, bulk_s = _timed("jaxscale: read_mlflow (SQL into numpy)", lambda: read_mlflow(db))
-    table, _ = _timed("jaxscale: load_runs(mlflow.db)", lambda: load_runs(db))
+    table, _ = _timed("jaxscale: read_runs_table(mlflow.db)", lambda: read_runs_table(db))
     same = np.array_equal(np.sort(client.scalars["value"].to_numpy()), np.sort(bulk.scalars["value"].to_numpy()))
     print(f"  metrics read: client {len(client.scalars):,}, SQL {len(bulk.scalars):,} (same values: {same}); "
           f"table rows {len(table):,}; client / SQL = {client_s / bulk_s:.1f}x")

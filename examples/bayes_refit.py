@@ -22,7 +22,7 @@ from jaxscale.inference.sample import NutsConfig
 from jaxscale.laws.chinchilla import EPOCH
 from jaxscale.optimum.allocation import loss_draws, optimal_allocation
 from jaxscale.plots import bayes as plots
-from jaxscale.runs.table import drop_highest_loss, load_runs
+from jaxscale.runs.table import drop_highest_loss, read_runs_table
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "chinchilla_svg_extracted_data.csv"
 PLANNED = (70e9, 1.4e12)  # Chinchilla itself: 70B parameters, 1.4T tokens
@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--out", type=Path, default=Path("bayes_refit_output"), help="output directory")
     args = parser.parse_args(argv)
 
-    runs = drop_highest_loss(load_runs(args.data), 5)
+    runs = drop_highest_loss(read_runs_table(args.data), 5)
     config = (NutsConfig(chains=2, warmup=150, samples=150, progress_bar=False) if args.fast
               else NutsConfig())
     fit = refit.sample_posterior(runs, "chinchilla", config)

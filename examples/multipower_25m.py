@@ -27,7 +27,7 @@ import pandas as pd
 from jaxscale.curves import lr_annealing_fit, multipower_fit
 from jaxscale.laws import multipower
 from jaxscale.optimum.best_schedule import optimal_schedule
-from jaxscale.runs.table import load_runs
+from jaxscale.runs.table import read_runs_table
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multipower_25m"
 PEAK, WARMUP, FLOOR, TWO_STAGE_AT, DECAY_FROM = 3e-4, 2160, 3e-5, 8000, 20_000
@@ -67,7 +67,7 @@ def curves() -> tuple:
         lrs[path.stem] = rates
         frames.append(frame.assign(run_id=path.stem, n_total=25e6, tokens=frame["step"] * 1.0))
     table = pd.concat(frames, ignore_index=True)[["run_id", "step", "n_total", "tokens", "loss"]]
-    return load_runs(table, sizes_vary=False), lrs
+    return read_runs_table(table, sizes_vary=False), lrs
 
 
 def errors(predictions: pd.DataFrame) -> tuple[float, float]:

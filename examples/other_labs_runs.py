@@ -22,7 +22,7 @@ from pathlib import Path
 from jaxscale.fitting.approach1 import fit_approach1
 from jaxscale.fitting.approach2 import fit_approach2
 from jaxscale.reconciliation.on_runs import reconcile_runs, summary
-from jaxscale.runs.table import load_runs
+from jaxscale.runs.table import read_runs_table
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 RUN = ["model", "peak_lr", "total_steps", "sweep"]
@@ -41,14 +41,14 @@ def main(argv: list[str] | None = None) -> dict:
 
     results = {}
     for source in ("epochai_chinchilla", "ml_scalefit"):
-        isoflops = load_runs(args.data / "isoflops_public.csv", where={"source": source})
+        isoflops = read_runs_table(args.data / "isoflops_public.csv", where={"source": source})
         fit = fit_approach2(isoflops, bootstrap=resamples)
         results[source] = fit
         print(f"{source:<20} Approach 2: a = {_interval(fit)} over {len(fit.c)} budgets (Hoffmann et al.: 0.49)")
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the table's C4 losses are fine; no unit warning expected
-        table = load_runs(args.data / "misfitting_scaling_results.csv", run_by=RUN)
+        table = read_runs_table(args.data / "misfitting_scaling_results.csv", run_by=RUN)
     for basis in ("total", "nonembedding"):
         fit = fit_approach1(table, basis=basis, bootstrap=resamples)
         results[f"misfitting_{basis}"] = fit

@@ -33,7 +33,7 @@ from jaxscale.laws import pearce_song
 from jaxscale.plots import sensitivity as plots
 from jaxscale.reconciliation.pipeline import EmbeddingFit
 from jaxscale.reconciliation.choice_sensitivity import KNOBS, reconciliation_sensitivity
-from jaxscale.runs.table import drop_highest_loss, load_runs
+from jaxscale.runs.table import drop_highest_loss, read_runs_table
 from jaxscale.sensitivities import influence
 from jaxscale.sensitivities.delta_method import delta_method, log_covariance
 from jaxscale.sensitivities.elasticity import values_and_elasticities
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
 
     # 1. The fit.
-    fit = fit_approach3(drop_highest_loss(load_runs(args.data), 5))
+    fit = fit_approach3(drop_highest_loss(read_runs_table(args.data), 5))
     print("fit: " + ", ".join(f"{k}={v:.4g}" for k, v in fit.params._asdict().items()))
 
     # 2-3. Quantities and their elasticities at the fit.

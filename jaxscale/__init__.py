@@ -16,7 +16,9 @@ Verbs: :func:`load_runs`, :func:`fit`, :func:`bayes`, :func:`sensitivity`, :func
 :func:`allocate`, :func:`design` (which runs next), :func:`compare` (compute multipliers between
 recipes), :func:`hparams` (optimal learning rate and batch size), :func:`schedule` (the
 learning-rate schedule a multi-power law ends lowest with), :func:`model_params` (parameter counts
-and FLOPs per token of a configuration); :mod:`laws` (``laws.names()``, ``laws.get(name)``). Each verb returns a result
+and FLOPs per token of a configuration), :func:`curve` (laws of whole learning curves, predicting
+other schedules), :func:`inspect_runs` (what a source of runs holds, and its tidy table: ``jaxscale runs``);
+:mod:`laws` (``laws.names()``, ``laws.get(name)``). Each verb returns a result
 with ``.summary()`` (a DataFrame), ``.to_dict()`` (the JSON ``jaxscale COMMAND --json`` prints),
 ``.plot()`` (matplotlib Figures) and ``.save(directory)``. Types: :data:`Runs` (what the verbs take as runs), :class:`RunsTable`,
 :class:`Law`, :class:`Draws` (bootstrap refits and posterior draws alike) and the results.
@@ -38,6 +40,7 @@ _WHERE = {
     "sensitivity": "jaxscale._api.sensitivity", "reconcile": "jaxscale._api.reconcile",
     "allocate": "jaxscale._api.allocate", "design": "jaxscale._api.design", "compare": "jaxscale._api.compare",
     "hparams": "jaxscale._api.hparams", "schedule": "jaxscale._api.schedule", "model_params": "jaxscale._api.params",
+    "curve": "jaxscale._api.curve", "inspect_runs": "jaxscale._api.runs_report",
     "laws": "jaxscale.laws",
     "Runs": "jaxscale._api.runs", "RunsTable": "jaxscale.runs.table", "Law": "jaxscale.laws.law", "Draws": "jaxscale.laws.draws",
     "FitReport": "jaxscale._api.fit", "FrontierReport": "jaxscale._api.fit", "Posterior": "jaxscale._api.bayes",
@@ -47,6 +50,7 @@ _WHERE = {
     "DesignReport": "jaxscale._api.design", "CompareReport": "jaxscale._api.compare",
     "HparamsReport": "jaxscale._api.hparams", "PublishedHparams": "jaxscale._api.hparams",
     "ScheduleReport": "jaxscale._api.schedule", "ModelParams": "jaxscale._api.params",
+    "CurveReport": "jaxscale._api.curve", "RunsReport": "jaxscale._api.runs_report",
 }
 
 __all__ = ["__version__", *_WHERE]

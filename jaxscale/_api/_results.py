@@ -4,7 +4,9 @@ A result is a frozen dataclass of what the verb computed. :meth:`Result.to_dict`
 object ``jaxscale COMMAND --json`` prints (one source for both); :meth:`Result.summary` a
 DataFrame with the columns quantity, estimate, lower, upper (95% intervals, NaN where there are
 none) and more where useful; :meth:`Result.plot` the figures the command writes into
-``--out``, as :class:`Figures`; :meth:`Result.save` writes them and the result's data files.
+``--out``, as :class:`Figures`; :meth:`Result.save` writes them and the result's data files;
+:meth:`Result.text` (also ``str(result)`` and the notebook's plain repr) the text the command
+prints without ``--json``: one rendering of each result, written once, in its class.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import functools
 import io
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from jaxscale.support.json_native import json_native
 from jaxscale.support.significant import significant_table
@@ -104,8 +106,31 @@ class Result:
     def _title(self) -> str:
         return type(self).__name__
 
+    def text(self, files: Sequence[str | Path] = ()) -> str:
+        """The result as text: what ``jaxscale COMMAND`` prints without ``--json``, and the
+        notebook's plain repr.
+
+        Args:
+            files: the paths :meth:`save` wrote, listed where the command lists its files.
+
+        Returns:
+            The rendering, lines joined by newlines (no newline at the end).
+        """
+        numbers = self.to_dict()
+        if files:
+            numbers["files"] = [str(path) for path in files]
+        return "\n".join(self._text(numbers))
+
+    def _text(self, numbers: dict[str, Any]) -> list[str]:
+        """The lines of :meth:`text`, from ``numbers`` (:meth:`to_dict`, and ``files`` where some
+        were written); by default the title and the summary table."""
+        return [self._title(), self.summary().to_string(index=False)]
+
+    def __str__(self) -> str:
+        return self.text()
+
     def __repr__(self) -> str:
-        return f"{self._title()}\n{self.summary().to_string(index=False)}"
+        return self.text()
 
     def _repr_html_(self) -> str:
         """The summary as a notebook shows it: each estimate and its interval with the digits the

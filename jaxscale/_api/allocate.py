@@ -68,6 +68,14 @@ class Allocation(Result):
     def _title(self) -> str:
         return f"Allocation: {self.law.name} law, {self.source}"
 
+    def _text(self, numbers: dict[str, Any]) -> list[str]:
+        lines = [f"{numbers['law']} law, {numbers['source']}: "
+                 + " ".join(f"{k}={v:.4g}" for k, v in numbers["params"].items()),
+                 f"{'C (FLOP)':>12} {'N*':>12} {'D*':>12} {'D*/N*':>8}"]
+        lines += [f"{c:>12.3g} {_shown(n, '.4g'):>12} {_shown(d, '.4g'):>12} {_shown(ratio, '.3g'):>8}"
+                  for c, n, d, ratio in zip(numbers["C"], numbers["N"], numbers["D"], numbers["tokens_per_param"])]
+        return [*lines, *(f"wrote {path}" for path in numbers.get("files", []))]
+
 
 @dataclass(frozen=True, repr=False)
 class DataConstrainedAllocation(Result):
@@ -134,6 +142,40 @@ class DataConstrainedAllocation(Result):
 
     def _title(self) -> str:
         return f"DataConstrainedAllocation: {self.law.name} law ({self.published}), U_D = {self.best.unique_tokens:.3g}"
+
+    def _text(self, numbers: dict[str, Any]) -> list[str]:
+        p = numbers["params"]
+        lines = [f"{numbers['law']} law ({numbers['citation']}), base {numbers['base']}: "
+                 f"A={p['A']:.4g} B={p['B']:.4g} E={p['E']:.4g} alpha={p['alpha']:.4g} beta={p['beta']:.4g} "
+                 f"R*_D={p['R_D_star']:.4g} R*_N={p['R_N_star']:.4g}",
+                 f"U_D = {numbers['unique_tokens']:.3g} unique tokens; the lowest loss they allow (N, D -> inf): "
+                 f"{numbers['loss_floor']:.4f}"]
+        for row in numbers["budgets"]:
+            lines += _budget_text(row)
+        return [*lines, *(f"wrote {path}" for path in numbers.get("files", []))]
+
+
+def _shown(value: Any, fmt: str) -> str:
+    """A number, or "undetermined" where the optimum is not (None in JSON)."""
+    return "undetermined" if value is None or value != value else format(value + 0.0, fmt)  # no "-0"
+
+
+def _budget_text(row: dict[str, Any]) -> list[str]:
+    """One budget of a data-constrained allocation: the optimum beside Chinchilla's with unlimited data."""
+    dc, ch = row["data_constrained"], row["chinchilla"]
+    lines = ["", f"C = {row['C']:.3g} FLOP{'':14s}{'data-constrained':>18s}{'Chinchilla (unlimited data)':>30s}"]
+    for label, key, fmt in (("N* (parameters)", "N", ".4g"), ("D* (tokens)", "D", ".4g"),
+                            ("epochs of U_D", "epochs", ".3g")):
+        lines.append(f"  {label:30s}{_shown(dc[key], fmt):>18s}{_shown(ch[key], fmt):>30s}")
+    lines += [f"  {'loss with U_D unique tokens':30s}{_shown(dc['loss'], '.4f'):>18s}"
+              f"{_shown(ch['loss_on_unique_tokens'], '.4f'):>30s}",
+              f"  {'loss with unlimited data':30s}{'':>18s}{_shown(ch['loss_unlimited_data'], '.4f'):>30s}",
+              f"  {'d log N*/d log C':30s}{_shown(dc['dlogN_dlogC'], '.4f'):>18s}{_shown(ch['dlogN_dlogC'], '.4f'):>30s}",
+              f"  {'d log N*/d log U_D':30s}{_shown(dc['dlogN_dlogU'], '.4f'):>18s}"]
+    if dc["N"] is None or dc["N"] != dc["N"]:
+        lines.append("  (the loss along this budget is flat at the floor to float64 precision: more compute buys "
+                     "nothing, and no single N* is optimal)")
+    return lines
 
 
 def allocate(source: FitReport | Posterior | Draws | Law | str, compute: float | Sequence[float],

@@ -106,6 +106,9 @@ class Posterior(Result):
     def _title(self) -> str:
         return f"Posterior ({self.fit.method}): {self.law.name} law on {len(self.runs)} runs"
 
+    def _text(self, numbers: dict[str, Any]) -> list[str]:
+        return _posterior_text(numbers)
+
 
 def _predictive_figures(fits: Mapping[str, Any], runs: RunsTable, seed: int) -> Figures:
     """A posterior predictive figure per fit (90% intervals of every run's loss)."""
@@ -184,6 +187,9 @@ class GroupedPosterior(Result):
         return (f"GroupedPosterior: {self.fit.law.name} law by {self.group_by} ({', '.join(self.fit.labels)}), "
                 f"shared: {', '.join(self.fit.shared) or 'nothing'}")
 
+    def _text(self, numbers: dict[str, Any]) -> list[str]:
+        return _grouped_text(numbers)
+
 
 @dataclass(frozen=True, repr=False)
 class LooComparison(Result):
@@ -231,6 +237,9 @@ class LooComparison(Result):
 
     def _title(self) -> str:
         return f"LooComparison of {', '.join(self.comparison.fits)} on {len(self.runs)} runs"
+
+    def _text(self, numbers: dict[str, Any]) -> list[str]:
+        return _comparison_text(numbers) if self.group_by is None else _sharing_text(numbers)
 
 
 def _check(law: Law, laplace: bool, gamma_uncertainty: bool, table_embedding: bool, holdout: float | None,
@@ -356,3 +365,113 @@ def _grouped(table: RunsTable, law: Law, group_by: str, share: tuple[str, ...] |
         return LooComparison(comparison, table, group_by, config.seed, time.perf_counter() - start)
     fit = grouped.sample_grouped(table, group_by, shared, law, config)
     return GroupedPosterior(fit, table, group_by, config.seed, time.perf_counter() - start)
+
+
+def _number(x: float | None) -> str:
+    return "—" if x is None else f"{x:.4g}"
+
+
+def _posterior_table(posterior: dict[str, Any], width: int) -> list[str]:
+    """Each coordinate's mean, SD, 95% HDI, R-hat and bulk ESS, names ``width`` wide."""
+    lines = [f"{'':{width}} {'mean':>10} {'sd':>10} {'95% HDI':>23} {'R-hat':>7} {'ESS bulk':>9}"]
+    for name, s in posterior.items():
+        hdi = f"[{_number(s['hdi95'][0])}, {_number(s['hdi95'][1])}]"
+        lines.append(f"{name:{width}} {_number(s['mean']):>10} {_number(s['sd']):>10} {hdi:>23} "
+                     f"{_number(s['r_hat']):>7} {_number(s['ess_bulk']):>9}")
+    return lines
+
+
+def _differences_text(differences: dict[str, Any], title: str) -> list[str]:
+    lines = ["", title, f"{'':8} {'groups':<38} {'median':>9} {'95% HDI':>21} {'P(>0)':>6}"]
+    for name, pairs in differences.items():
+        for pair, d in pairs.items():
+            hdi = f"[{d['hdi95'][0]:+.4f}, {d['hdi95'][1]:+.4f}]"
+            lines.append(f"{name:8} {pair:<38} {d['median']:>+9.4f} {hdi:>21} {d['p_positive']:>6.3f}")
+    return lines
+
+
+def _checks_text(problems: list[str]) -> str:
+    """One line on the convergence checks: each failed one was warned on stderr as sampling
+    ended (and is listed under "problems" in the JSON), not repeated here."""
+    return "convergence checks: " + (f"{len(problems)} failed, each warned on stderr" if problems else "all passed")
+
+
+def _files_and_total(numbers: dict[str, Any]) -> list[str]:
+    return [*(f"wrote {f}" for f in numbers.get("files", [])), "", f"total {numbers['seconds']:.1f} s"]
+
+
+def _ranking_text(numbers: dict[str, Any]) -> list[str]:
+    lines = [f"{'model':<22} {'elpd_loo':>10} {'se':>7} {'elpd_diff':>10} {'dse':>7} {'p_loo':>7} {'weight':>7}"
+             f" {'k max':>6} {'k>' + str(numbers['pareto_k_threshold']):>6} {'div.':>5} {'R-hat':>6}"]
+    for name, r in numbers["ranking"].items():
+        lines.append(f"{name:<22} {r['elpd_loo']:>10.1f} {r['se']:>7.1f} {r['elpd_diff']:>10.1f} {r['dse']:>7.1f} "
+                     f"{r['p_loo']:>7.1f} {r['weight']:>7.2f} {r['pareto_k_max']:>6.2f} {r['pareto_k_above']:>6} "
+                     f"{r['divergences']:>5} {_number(r['r_hat_max']):>6}")
+    return lines
+
+
+def _posterior_text(numbers: dict[str, Any]) -> list[str]:
+    """The text of a posterior: the coordinates, the reconciled exponents, the held-out runs, the
+    predictive check, the sampler's diagnostics and the identifiability."""
+    from jaxscale.determinacy.identifiability import identifiability_text
+
+    lines = [f"Bayesian refit ({numbers['method']}) of the {numbers['law']} law on "
+             f"{numbers['n_points']} runs (dropped the {numbers['drop_highest']} highest-loss)", "",
+             *_posterior_table(numbers["posterior"], 8)]
+    if "reconciled_exponent_undefined" in numbers:
+        lines += ["", f"reconciled exponent: {numbers['reconciled_exponent_undefined']}"]
+    elif "reconciled_exponent" in numbers:
+        lines.append("")
+        for key, label in (("reconciled_exponent", "Kaplan-basis exponent N*_\\E ∝ C_\\E^g"),
+                           ("total_exponent", "total-basis exponent N*_T ∝ C_T^a")):
+            r = numbers[key]
+            lines.append(f"{label}: median {r['median']:.4f}, 95% HDI [{r['hdi95'][0]:.4f}, {r['hdi95'][1]:.4f}]")
+        lines.append(f"  (gamma: {numbers['embedding']}; Pearce & Song report 0.78 Epoch / 0.74 Chinchilla; Kaplan 0.73)")
+    if "holdout" in numbers:
+        h = numbers["holdout"]
+        coverage = ", ".join(f"{level} interval covers {v:.1%} ({h['coverage_without_extrapolation_term'][level]:.1%} "
+                             "without the extrapolation term)" for level, v in h["coverage"].items())
+        lines += ["", f"held out {h['n_heldout']} runs with {h['by'].upper()} >= {h['threshold']:g}: MAE "
+                  f"{h['mae_nats']:.4f} nats, mean signed error {h['mean_signed_error_nats']:+.4f}; {coverage}"]
+    ppc = numbers["predictive_check"]
+    lines += ["", f"posterior predictive: median |log residual| {ppc['residual_median_abs']:.4f}, "
+              f"{ppc['level']:.0%} interval covers {ppc['coverage']:.1%} of runs"]
+    if "divergences" in numbers:
+        lines.append(f"divergences: {numbers['divergences']}, E-BFMI: " + ", ".join(f"{v:.2f}" for v in numbers["bfmi"]))
+        lines.append(_checks_text(numbers["problems"]))
+    if "identifiability" in numbers:
+        lines += identifiability_text(numbers["identifiability"])
+    lines += [f"wrote {f}" for f in numbers.get("files", [])]
+    return [*lines, "", f"sampler {numbers['sampler_seconds']:.1f} s, total {numbers['seconds']:.1f} s"]
+
+
+def _grouped_text(numbers: dict[str, Any]) -> list[str]:
+    """The text of a grouped posterior: the coordinates, the differences between groups, the
+    sampler's diagnostics."""
+    return [f"Bayesian refit (NUTS) of the {numbers['law']} law on {numbers['n_points']} runs in "
+            f"{len(numbers['groups'])} groups by {numbers['group_by']} "
+            + ", ".join(f"{g} ({k})" for g, k in numbers["runs_per_group"].items())
+            + f"; shared: {', '.join(numbers['shared']) or 'nothing'}", "",
+            *_posterior_table(numbers["posterior"], 28),
+            *_differences_text(numbers["differences"], "differences between groups (first minus second)"),
+            "", f"divergences: {numbers['divergences']}, largest R-hat {_number(numbers['r_hat_max'])}, E-BFMI: "
+            + ", ".join(f"{v:.2f}" for v in numbers["bfmi"]),
+            _checks_text(numbers["problems"]), f"sampler {numbers['sampler_seconds']:.1f} s",
+            *_files_and_total(numbers)]
+
+
+def _sharing_text(numbers: dict[str, Any]) -> list[str]:
+    """The text of a comparison of sharing: the two models ranked, and the differences between
+    groups in the model that shares nothing."""
+    return [f"Do the groups by {numbers['group_by']} ({', '.join(numbers['groups'])}) share "
+            f"{', '.join(numbers['shared'])}? Models ranked by PSIS-LOO on {numbers['n_points']} runs", "",
+            *_ranking_text(numbers),
+            *_differences_text(numbers["differences_unshared"],
+                               "in the model that shares nothing, differences between groups (first minus second)"),
+            *_files_and_total(numbers)]
+
+
+def _comparison_text(numbers: dict[str, Any]) -> list[str]:
+    """The text of laws ranked by PSIS-LOO."""
+    return [f"Laws ranked by PSIS-LOO on {numbers['n_points']} runs (higher elpd predicts left-out runs better)", "",
+            *_ranking_text(numbers), *_files_and_total(numbers)]

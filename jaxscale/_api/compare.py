@@ -89,6 +89,31 @@ class CompareReport(Result):
         c = self.comparison
         return f"CompareReport: {c.law.name} law, {', '.join(c.shared)} shared, against {c.baseline}"
 
+    def _text(self, numbers: dict[str, Any]) -> list[str]:
+        lines = [f"{numbers['law']} law, {', '.join(numbers['shared'])} shared; baseline {numbers['baseline']}; "
+                 f"runs per recipe {numbers['runs_per_recipe']}"]
+        for label, m in numbers["multipliers"].items():
+            post = f"; posterior {_range(m['posterior95'])}" if m["posterior95"] else ""
+            lines += [f"  k({numbers['compute']:.3g}) of {label}: {m['k']:.4g} "
+                      f"(95% bootstrap {_range(m['bootstrap95'])}{post})",
+                      f"    over the decade around it: x{m['per_decade']:.4g} ({_range(m['per_decade_bootstrap95'])})"]
+        if "sharing" in numbers:
+            s = numbers["sharing"]
+            verdict = "fit" if s["shared_fits"] else "do not fit"
+            lines.append(f"  PSIS-LOO: sharing the exponents, elpd {s['elpd_diff']:+.2f} +- {s['se']:.2f} against "
+                         f"sharing none: the shared exponents {verdict} (rule: within {s['rule_se']:g} SE)")
+            lines += [f"  without sharing, k of {label}: {m['k']:.4g} (95% posterior {_range(m['posterior95'])}), "
+                      f"x{m['per_decade']:.4g} per decade" for label, m in numbers["unshared_multipliers"].items()]
+        return [*lines, *(f"wrote {path}" for path in numbers.get("files", []))]
+
+
+def _range(pair: list[float] | None) -> str:
+    """An interval as text ("" where there is none; "unbounded" where a bound is undefined)."""
+    if pair is None:
+        return ""
+    lo, hi = pair
+    return "unbounded" if lo is None or hi is None else f"{lo:.3g} to {hi:.3g}"
+
 
 def compare(*runs: Runs, group_by: str | None = None, names: Sequence[str] | None = None, compute: float = 1e22,
             law: str | Law = "chinchilla", bootstrap: int = 1000, seed: int = 0, bayes: bool = False,

@@ -90,6 +90,27 @@ class DesignReport(Result):
         return (f"DesignReport: {len(self.plan.choices)} runs for {self.plan.target.name} from {source}, "
                 f"{self.plan.spent:.3g} of {self.plan.budget:.3g} FLOP")
 
+    def _text(self, numbers: dict[str, Any]) -> list[str]:
+        lo, hi = numbers["interval95_now"]
+        lines = [f"{numbers['law']} law, from {numbers['from']}: {numbers['target']} = "
+                 f"{_shown(numbers['estimate'], '.4g')} (95% Laplace {_shown(lo, '.4g')} to {_shown(hi, '.4g')}); "
+                 f"noise sigma = {numbers['sigma']:.3g}"]
+        if numbers["criterion"] != "variance":
+            lines.append("  the target is undefined at this fit: runs chosen by the information they add (D-optimality)")
+        lines += [f"{len(numbers['runs'])} runs of {numbers['candidates']} candidates, {numbers['spent']:.3g} of "
+                  f"{numbers['budget']:.3g} FLOP:",
+                  f"{'#':>3} {'N':>10} {'D':>10} {'D/N':>7} {'C':>10} {'cum. C':>10} {'95% after':>22}"]
+        for row in numbers["runs"]:
+            lo, hi = row["interval95_after"]
+            lines.append(f"{row['order']:>3} {row['N']:>10.3g} {row['D']:>10.3g} {row['tokens_per_param']:>7.3g} "
+                         f"{row['C']:>10.3g} {row['cumulative_C']:>10.3g} {_shown(lo, '>10.4g')}-{_shown(hi, '<10.4g')}")
+        return [*lines, *(f"wrote {path}" for path in numbers.get("files", []))]
+
+
+def _shown(value: float | None, fmt: str) -> str:
+    """A number, or "undefined" (None in JSON: the target is undefined at the fit)."""
+    return "undefined" if value is None else format(value, fmt)
+
 
 def design(runs: Runs | None = None, *, target: str = "N*:1e24", budget: float, law: str | Law = "chinchilla",
            candidates: tuple[ArrayLike, ArrayLike] | None = None, max_cost: float | None = None,

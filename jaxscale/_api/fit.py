@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,7 @@ from jaxscale._api.runs import Runs, as_runs
 from jaxscale.fitting.approach3 import FitResult
 from jaxscale.fitting.bootstrap import BootstrapResult
 from jaxscale.fitting.frontier_laws import FrontierLaws
-from jaxscale.determinacy.identifiability import Identifiability
+from jaxscale.determinacy.identifiability import Identifiability, identifiability_text
 from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
 from jaxscale.runs.table import RunsTable
@@ -137,6 +138,9 @@ class FitReport(Result):
         boot = "" if self.refits is None else f", {len(self.refits.converged)} bootstrap refits"
         return f"FitReport: {self.law.name} law, Approach 3 on {self.fit.n_points} runs{boot}"
 
+    def _text(self, numbers: dict[str, Any]) -> list[str]:
+        return _fit_text(numbers)
+
 
 @dataclass(frozen=True, repr=False)
 class FrontierReport(Result):
@@ -170,6 +174,9 @@ class FrontierReport(Result):
 
     def _title(self) -> str:
         return f"FrontierReport: {self.frontier.method}, {len(self.frontier.c)} frontier points"
+
+    def _text(self, numbers: dict[str, Any]) -> list[str]:
+        return _fit_text(numbers)
 
 
 def _without(numbers: dict[str, Any], undetermined: tuple[str, ...]) -> dict[str, Any]:
@@ -323,3 +330,56 @@ def _frontier(table: RunsTable, method: str, resamples: int, seed: int, start: f
 
         frontier = fit_approach2(table, bootstrap=resamples, seed=seed)
     return FrontierReport(frontier=frontier, seconds=time.perf_counter() - start)
+
+
+def _format(value: Any, spec: str = ".7g") -> str:
+    """A value as text: lists joined, floats in ``spec``, None (undefined in JSON) as "undefined"."""
+    if isinstance(value, list):
+        return "  ".join(_format(v, spec) for v in value)
+    if not _defined(value):
+        return "undefined"
+    return format(value, spec) if isinstance(value, float) else str(value)
+
+
+def _value_text(value: Any, numbers: dict[str, Any]) -> str:
+    """A value of the table; None where Approach 1 leaves the law undefined (too few sizes on
+    its frontier, counted in ``n_sizes``)."""
+    if value is None and "n_sizes" in numbers:
+        from jaxscale.fitting.approach1 import undefined_exponent
+
+        return undefined_exponent(numbers["n_sizes"])
+    return _format(value)
+
+
+def _defined(value: Any) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def _fit_text(numbers: dict[str, Any]) -> list[str]:
+    """The text of a fit (Approach 3, or a frontier's power laws): each number with its SE and
+    95% interval, then the identifiability, the allocation, the checks and the isoFLOP slices."""
+    se, ci, undefined = numbers.get("se", {}), numbers.get("ci95", {}), numbers.get("undefined", {})
+    lines = [f"jaxscale fit: {numbers.get('law', '')} {numbers['method']}"]
+    for key, value in numbers.items():
+        if isinstance(value, dict) or key in ("law", "method", "files", "slices", "note", "identifiability"):
+            continue
+        extra = f"   se {se[key]:.4g}" if _defined(se.get(key)) else ""
+        extra += f"   95% [{ci[key][0]:.6g}, {ci[key][1]:.6g}]" if key in ci and _defined(ci[key][0]) else ""
+        extra += f"   undefined in {undefined[key]:.0%} of resamples" if key in undefined else ""
+        lines.append(f"  {key:<22} {_value_text(value, numbers)}{extra}")
+    if "note" in numbers:
+        lines.append(f"  note: {numbers['note']}")
+    if "columns" in numbers:
+        lines.append("  columns: " + ", ".join(f"{k} = {v}" for k, v in numbers["columns"].items()))
+    if "identifiability" in numbers:
+        lines += identifiability_text(numbers["identifiability"])
+    for section in ("allocation", "likelihood", "holdout"):
+        for key, value in numbers.get(section, {}).items():
+            lines.append(f"  {section + '.' + key:<34} {value if isinstance(value, dict) else _format(value)}")
+    if "slices" in numbers:
+        lines.append(f"  {'isoFLOP slice':<14} {'points':>6} {'sizes':>5} {'N*':>10} {'L*':>8}  status")
+        for s in numbers["slices"]:
+            lines.append(f"  {s['budget']:<14.3g} {s['points']:>6} {s['sizes']:>5} {_format(s['n_star'], '.3g'):>10} "
+                         f"{_format(s['loss_star'], '.4f'):>8}  {s['status']}")
+    lines += [f"wrote {path}" for path in numbers.get("files", [])]
+    return lines

@@ -68,6 +68,14 @@ class PublishedHparams(Result):
         inputs = ", ".join(f"{k} = {v:.4g}" for k, v in self.inputs.items())
         return f"PublishedHparams: {self.name} at {inputs}"
 
+    def _text(self, numbers: dict[str, Any]) -> list[str]:
+        inputs = ", ".join(f"{k} = {v:.4g}" for k, v in numbers["inputs"].items())
+        lines = [f"jaxscale hparams: {numbers['published']} ({numbers['citation']})", f"  {inputs}",
+                 f"  peak learning rate eta* = {_shown(numbers['learning_rate'])}   ({numbers['formulas'][0]})",
+                 f"  batch size B* = {_shown(numbers['batch_tokens'])} tokens   ({numbers['formulas'][1]})",
+                 "  intervals: undefined (the published law gives none)"]
+        return [*lines, f"  note: {numbers['note']}"] if numbers["note"] else lines
+
 
 @float64
 def _evaluate(law: Law, params: Any, inputs: dict[str, float]) -> float:
@@ -170,6 +178,28 @@ class HparamsReport(Result):
     def _title(self) -> str:
         return f"HparamsReport ({self.source})"
 
+    def _text(self, numbers: dict[str, Any]) -> list[str]:
+        per_group = numbers["per_group"]
+        lines = [f"jaxscale hparams: {numbers['source']}: {numbers['runs']} runs in {numbers['groups']} (N, D) groups; "
+                 f"loss column {per_group['loss_column']!r}, window {per_group['window']:.0%}",
+                 "| N | D | runs | window | eta* | B* (tokens) |", "|---|---|---|---|---|---|"]
+        lines += [f"| {g['N']:.4g} | {g['D']:.4g} | {g['runs']} | {g['window_runs']} | "
+                  f"{_shown(g['lr_opt'])}{_group_interval(g, 'lr_opt')} | "
+                  f"{_shown(g['batch_opt'])}{_group_interval(g, 'batch_opt')} |" for g in per_group["groups"]]
+        lines += ["", f"power laws through the optima (95% intervals from {per_group['resamples']} resamples of runs "
+                  "within groups):"]
+        for name, law in per_group["laws"].items():
+            for q, v in law["params"].items():
+                pub = per_group["published"].get(f"{name}.{q}")
+                ci = "" if v["lower"] is None else f" [{v['lower']:.4g}, {v['upper']:.4g}]"
+                lines.append(f"  {name:<14} {q:<6} {_shown(v['estimate'])}{ci}"
+                             + (f"   published {pub:g}" if pub is not None else ""))
+        if numbers["joint"] is not None:
+            lines += _joint_text(numbers["joint"], numbers["agreement"])
+        if numbers.get("posterior") is not None:
+            lines += _joint_posterior_text(numbers["posterior"])
+        return [*lines, *(f"wrote {path}" for path in numbers.get("files", []))]
+
 
 def hparams(runs: Runs | None = None, *, published: str | None = None, n: float | None = None,
             tokens: float | None = None, compute: float | None = None, lr_col: str | None = None,
@@ -234,3 +264,42 @@ def hparams(runs: Runs | None = None, *, published: str | None = None, n: float 
     fitted = jh.fit_joint(grids, per_group) if joint else None
     sampled = jp.sample_joint(grids, fitted, config) if posterior else None
     return HparamsReport(grids, per_group, fitted, str(runs) if isinstance(runs, (str, Path)) else "table", sampled)
+
+
+def _shown(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.4g}"
+
+
+def _group_interval(group: dict[str, Any], name: str) -> str:
+    lower, upper = group.get(f"{name}_lower"), group.get(f"{name}_upper")
+    return "" if lower is None or upper is None else f" [{lower:.4g}, {upper:.4g}]"
+
+
+def _joint_text(joint: dict[str, Any], agreement: dict[str, Any]) -> list[str]:
+    """The joint law's exponents, each inside or outside the per-group interval."""
+    lines = ["", f"joint law ({joint['formula']}), {joint['n_points']} runs, {joint['n_converged']} of "
+             f"{joint['n_starts']} starts converged; exponents by implicit differentiation:"]
+    for name, a in agreement.items():
+        ci = a["per_group_ci95"]
+        where = "" if a["inside"] is None else (" inside" if a["inside"] else " outside")
+        lines.append(f"  {name:<11} {_shown(a['joint'])}{where} the per-group interval"
+                     + ("" if ci is None else f" [{ci[0]:.4g}, {ci[1]:.4g}]"))
+    return lines
+
+
+def _joint_posterior_text(posterior: dict[str, Any]) -> list[str]:
+    """The joint law's posterior exponents against the per-group intervals, and its eta* group by group."""
+    agreement = posterior["agreement"]
+    lines = ["", f"joint law's posterior (NUTS, {posterior['sampler_seconds']:.0f} s; {posterior['divergences']} "
+             f"divergent transitions, largest R-hat {posterior['r_hat_max']:.3f}): medians, 95% intervals"]
+    for row in posterior["posterior"]:
+        if row["quantity"] in agreement["exponents"]:
+            a = agreement["exponents"][row["quantity"]]
+            ci = a["per_group_ci95"]
+            overlap = "" if a["overlap"] is None else (" overlaps" if a["overlap"] else " does not overlap")
+            lines.append(f"  {row['quantity']:<11} {_shown(row['estimate'])} [{_shown(row['lower'])}, "
+                         f"{_shown(row['upper'])}]{overlap} the per-group interval"
+                         + ("" if ci is None else f" [{ci[0]:.4g}, {ci[1]:.4g}]"))
+    lines.append(f"  eta*(N, D) of the joint law inside the group's own 95% interval: {agreement['groups_inside']} "
+                 f"of {agreement['groups_compared']} groups")
+    return [*lines, *(f"  warning: {problem}" for problem in posterior["problems"])]

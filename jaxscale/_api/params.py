@@ -43,6 +43,15 @@ class ModelParams(Result):
     def _title(self) -> str:
         return f"ModelParams ({self.config})"
 
+    def _text(self, numbers: dict[str, Any]) -> list[str]:
+        lines = [f"jaxscale params: {numbers['config']}",
+                 *(f"  {key:<16} {numbers[key]:>18,}" for key in ("n_total", "n_nonembedding", "n_embedding")),
+                 "  training FLOPs per token:"]
+        for name, flops in numbers["flops_per_token"].items():
+            convention = numbers["conventions"][name]
+            lines.append(f"    {name:<16} {flops:>18,}   {convention['counts']} [{convention['source']}]")
+        return lines
+
 
 def model_params(config: str | Path | Mapping[str, Any]) -> ModelParams:
     r"""Count a decoder-only transformer's parameters exactly, and its training FLOPs per token.

@@ -86,6 +86,43 @@ class ReconcileReport(Result):
         what = f"the {self.result.spec} parameters" if self.source is None else self.source
         return f"ReconcileReport: Pearce & Song (2024) Section 2 on {what}"
 
+    def _text(self, numbers: dict[str, Any]) -> list[str]:
+        lines = _published_text(numbers) if self.source is None else _runs_text(numbers)
+        return [*lines, *(f"figure: {f}" for f in numbers.get("files", [])), f"done in {numbers['seconds']:.1f} s"]
+
+
+def _published_text(numbers: dict[str, Any]) -> list[str]:
+    """Each quantity of Steps 1-4 (:data:`ROWS`) beside the paper's value."""
+    paper = numbers["paper"]
+    lines = [f"Pearce & Song (2024) reconciliation, {numbers['spec']} parameters", "",
+             f"{'quantity':<44} {'jaxscale':>12} {'paper':>10}", "-" * 68]
+    for key, label, fmt in ROWS:
+        theirs = fmt.format(paper[key]) if key in paper else ""
+        lines.append(f"{label:<44} {fmt.format(numbers[key]):>12} {theirs:>10}")
+    return [*lines, "-" * 68]
+
+
+def _interval_text(entry: dict[str, Any]) -> str:
+    if entry["a"] is None:
+        return "undefined"
+    ci = entry.get("ci95")
+    return f"{entry['a']:.3f}" + ("" if ci is None else f" [{ci[0]:.3f}, {ci[1]:.3f}]")
+
+
+def _runs_text(numbers: dict[str, Any]) -> list[str]:
+    """The table's own Step 1 and law, then the exponents observed and predicted on each basis."""
+    law = numbers["law"]
+    lines = [f"Pearce & Song (2024) Section 2 on {numbers['runs']} ({numbers['models']} model sizes)", "",
+             f"Step 1 on the table: gamma = {numbers['gamma']:.4g}, delta = {numbers['delta']:.4f}",
+             f"Chinchilla law on the last checkpoints of the tuned runs ({law['n_points']}): "
+             f"alpha = {law['alpha']:.3f}, beta = {law['beta']:.3f}, E = {law['E']:.3f}, a = {law['a']:.3f}", "",
+             f"{'N* ∝ C^a':<28} {'observed (Approach 1)':>26} {'predicted (Step 4)':>26}"]
+    for key, label in (("total", "total basis, N_T vs C_T"), ("nonembedding", "non-embedding, N_\\E vs C_\\E"),
+                       ("shift", "shift a_\\E - a_T")):
+        lines.append(f"{label:<28} {_interval_text(numbers['observed'][key]):>26} "
+                     f"{_interval_text(numbers['predicted'][key]):>26}")
+    return lines
+
 
 def reconcile(published: str | None = None, *, runs: Runs | None = None, bootstrap: int = 200,
               seed: int = 0) -> ReconcileReport:

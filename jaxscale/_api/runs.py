@@ -21,7 +21,8 @@ def load_runs(source: Runs, *, n: str | None = None, d: str | None = None, c: st
               loss: str | None = None, where: Mapping[str, str] | None = None,
               run_by: str | Sequence[str] | None = None, kind: str | None = None, metric: str | None = None,
               config: str | Path | None = None, loss_policy: str | None = None, final_only: bool = False,
-              tuned_only: bool = False, drop_highest: int = 0, basis: str = "total") -> RunsTable:
+              tuned_only: bool = False, drop_highest: int = 0, basis: str = "total",
+              sizes_vary: bool = True) -> RunsTable:
     """Read and validate runs, then prepare them: the rows ``where`` selects, runs named by
     ``run_by``, each run's last checkpoint (``final_only``), the tuned run at each (N, D)
     (``tuned_only``), without the ``drop_highest`` highest-loss rows, on the parameter ``basis``.
@@ -51,6 +52,8 @@ def load_runs(source: Runs, *, n: str | None = None, d: str | None = None, c: st
         drop_highest: drop this many highest-loss rows (Besiroglu et al. 2024 drop 5 of Epoch's).
         basis: ``"total"`` (Chinchilla's N_T, C_T) or ``"nonembedding"`` (Kaplan's N_E,
             C_E = 6 N_E D; needs a non-embedding size column).
+        sizes_vary: refuse a table whose N, or whose D, is the same in every row (no law of N and
+            D can be fitted to it); False for laws of one run's curve, fitted per model size.
 
     Returns:
         The validated table.
@@ -67,9 +70,9 @@ def load_runs(source: Runs, *, n: str | None = None, d: str | None = None, c: st
     else:
         if isinstance(run_by, str):
             run_by = [name.strip() for name in run_by.split(",") if name.strip()]
-        table = runs_table.load_runs(source, n_col=n, d_col=d, c_col=c, loss_col=loss, run_by=run_by,
-                                     where=where or {}, source_kind=kind, metric=metric, config=config,
-                                     loss_policy=loss_policy)
+        table = runs_table.read_runs_table(source, n_col=n, d_col=d, c_col=c, loss_col=loss, run_by=run_by,
+                                           where=where or {}, source_kind=kind, metric=metric, config=config,
+                                           loss_policy=loss_policy, sizes_vary=sizes_vary)
     if final_only:
         table = runs_table.final_checkpoints(table)
     if tuned_only:

@@ -50,6 +50,16 @@ class ScheduleReport(Result):
     def _title(self) -> str:
         return f"ScheduleReport ({self.source})"
 
+    def _text(self, numbers: dict[str, Any]) -> list[str]:
+        params = ", ".join(f"{k} {v:.4g}" for k, v in numbers["params"].items())
+        lines = [f"jaxscale schedule: law {numbers['law']} ({params})",
+                 f"  {numbers['steps']} steps, warmup {numbers['warmup_steps']}, peak {numbers['peak_lr']:g}",
+                 f"  optimised schedule: final loss {numbers['optimised_loss']:.4f} (ends at rate "
+                 f"{numbers['final_lr']:.3g})"]
+        lines += [f"  {name:<8} final loss {loss:.4f}: {numbers['gain'][name]:+.4f} nats above the optimised"
+                  for name, loss in numbers["baseline_loss"].items()]
+        return [*lines, *(f"wrote {path}" for path in numbers.get("files", []))]
+
 
 def schedule(law: MultiPowerFit | multipower.MultiPowerParams | None = None, *, published: str | None = None,
              steps: int, peak_lr: float, warmup_steps: int = 0, iterations: int = best_schedule.ITERATIONS,

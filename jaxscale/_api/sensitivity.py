@@ -75,6 +75,18 @@ class SensitivityReport(Result):
     def _title(self) -> str:
         return f"SensitivityReport: {self.study['law']} law, {self.source}"
 
+    def _text(self, numbers: dict[str, Any]) -> list[str]:
+        lines = [f"jaxscale sensitivity: {numbers['law']} law, {numbers['source']}",
+                 "  " + ", ".join(f"{k} = {v:.5g}" for k, v in numbers["params"].items()),
+                 *_quantities_text(numbers["quantities"])]
+        if "influence" in numbers:
+            lines += _influence_text(numbers["influence"])
+        if numbers.get("reconciliation") is not None:
+            lines += _reconciliation_text(numbers["reconciliation"])
+        elif "reconciliation_undefined" in numbers:
+            lines += ["", f"reconciled exponent: {numbers['reconciliation_undefined']}"]
+        return [*lines, *(f"wrote {path}" for path in numbers.get("files", [])), "", f"{numbers['seconds']:.1f} s"]
+
 
 def _pairs(planned: Sequence[float] | Sequence[Sequence[float]]) -> tuple[tuple[float, float], ...]:
     """One planned run (N, D), or several, as a tuple of pairs."""
@@ -181,3 +193,54 @@ def _with_table_embedding(settings: Any, runs: Any, table_embedding: bool) -> An
     from jaxscale.reconciliation.on_runs import table_embedding
 
     return dataclasses.replace(settings, embedding=table_embedding(runs))
+
+
+def _quantities_text(quantities: dict[str, Any]) -> list[str]:
+    """Each quantity's elasticities and, with draws, its SD of log q three ways."""
+    params = list(next(iter(quantities.values()))["elasticities"])
+    lines = ["", "elasticities d log q / d log theta",
+             f"  {'quantity':<22} {'value':>11} " + " ".join(f"{p:>8}" for p in params)]
+    lines += [f"  {q:<22} {v['value']:>11.5g} " + " ".join(f"{v['elasticities'][p]:>+8.4f}" for p in params)
+              for q, v in quantities.items()]
+    if "sd_log_delta" not in next(iter(quantities.values())):
+        return lines
+    lines += ["", "SD of log q: delta method (full covariance, independent parameters) against the draws",
+              f"  {'quantity':<22} {'delta':>8} {'indep.':>8} {'draws':>8}   variance shares"]
+    for q, v in quantities.items():
+        shares = " ".join(f"{p} {s:+.2f}" for p, s in v["shares"].items())
+        lines.append(f"  {q:<22} {v['sd_log_delta']:>8.4f} {v['sd_log_independent']:>8.4f} "
+                     f"{v['sd_log_draws']:>8.4f}   {shares}")
+    return lines
+
+
+def _influence_text(section: dict[str, Any]) -> list[str]:
+    """Each run's first-order influence against the leave-one-out refits."""
+    lines = ["", f"influence of each run (first order, Delta log q when the run is left out) against "
+             f"{section['jackknife_converged']} leave-one-out refits; {section['quadratic_runs']} of "
+             f"{section['n_runs']} runs in the Huber quadratic region"]
+    for q, v in section["quantities"].items():
+        lines.append(f"  {q:<22} correlation {v['correlation_jackknife']:.4f} "
+                     f"(through d theta/d log L alone: {v['correlation_jackknife_log_loss_route']:.4f})")
+        for label, key in (("most influential", "most_influential"), ("worst matched", "worst_matched")):
+            runs = "; ".join(f"#{r['run']} N={r['N']:.3g} D={r['D']:.3g}: {r['linear']:+.4f}/{r['exact']:+.4f}"
+                             f" h={r['leverage']:.2f}" for r in v[key])
+            lines.append(f"    {label:<16} (linear/exact, leverage) {runs}")
+    return lines
+
+
+def _reconciliation_text(section: dict[str, Any]) -> list[str]:
+    """The reconciled exponent's derivatives by each knob, and the factor to the target."""
+    lines = ["", f"reconciled exponent {section['exponent']:.4f} (smooth window; Step-4 frontier "
+             f"{section['frontier_exponent']:.4f}), gamma = {section['gamma']:.6g}, delta = {section['delta']:.4g}",
+             f"  {'knob':<8} {'value':>10} {'da/dx':>11} {'elasticity':>10} "
+             f"{'factor to ' + format(section['target'], 'g'):>14} {'a there':>8}"]
+    for k, v in section["knobs"].items():
+        lines.append(f"  {k:<8} {v['value']:>10.4g} {v['derivative']:>+11.4g} {v['elasticity']:>+10.4f} "
+                     f"{_or_dash(v['factor_to_target'], 14, '.4g')} {_or_dash(v['exponent_at_factor'], 8, '.4f')}")
+    lines.append("  (da/dx per decade of N for the window bounds N_min, N_max; factors beyond 100x either way: —)")
+    return lines
+
+
+def _or_dash(value: float | None, width: int, spec: str) -> str:
+    """``value`` formatted, or a dash where it is undefined (NaN, or null from JSON)."""
+    return f"{value:>{width}{spec}}" if value is not None and value == value else f"{'—':>{width}}"

@@ -13,7 +13,7 @@ their seed; ``--json`` prints the result's :meth:`to_dict`. A new command builds
     ...
     def run(args):
         table = load_table(args)                    # jaxscale.load_runs with those options
-        report(verb(table, ...), args, print_text)  # --json or text; --out gets the files
+        report(verb(table, ...), args)  # result.text() or --json; --out gets the files
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
 
 if TYPE_CHECKING:  # the CLI imports its heavy modules only when a command runs
-    from jaxscale.runs.table import RunsTable
+    from jaxscale import RunsTable
 
 LAW_HELP = ("any law of jaxscale.laws, e.g. chinchilla (E + A/N^alpha + B/D^beta), chinchilla-tied, kaplan, "
             "kaplan-irreducible, pearce-song, data-constrained; an unknown name lists them")
@@ -237,20 +237,19 @@ def _run_by(args: argparse.Namespace) -> list[str] | None:
     return [c.strip() for c in args.run_by.split(",")] if args.run_by else None
 
 
-def _source(args: argparse.Namespace) -> dict[str, Any]:
-    """:func:`add_source`'s options, as :func:`jaxscale.runs.table.load_runs` names them."""
-    return {"source_kind": args.source_kind, "metric": args.metric, "config": args.config,
-            "loss_policy": args.loss_policy}
+def reading(args: argparse.Namespace) -> dict[str, Any]:
+    """:func:`add_runs`' options, as :func:`jaxscale.load_runs` names them."""
+    return {"n": args.n_col, "d": args.d_col, "c": args.c_col, "loss": args.loss_col,
+            "where": where_conditions(args.where), "run_by": _run_by(args), "kind": args.source_kind,
+            "metric": args.metric, "config": args.config, "loss_policy": args.loss_policy}
 
 
-def load_columns(args: argparse.Namespace, path: str | Path | None = None, sizes_vary: bool = True) -> RunsTable:
-    """The validated runs table of :func:`add_runs`' options (from ``path`` if given; ``sizes_vary``:
-    see :func:`jaxscale.runs.table.load_runs`)."""
-    from jaxscale.runs.table import load_runs
+def load_columns(args: argparse.Namespace, path: str | Path | None = None) -> RunsTable:
+    """The validated runs table of :func:`add_runs`' options (from ``path`` if given), read by
+    :func:`jaxscale.load_runs`."""
+    from jaxscale import load_runs
 
-    return load_runs(args.runs if path is None else path, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col,
-                     loss_col=args.loss_col, run_by=_run_by(args), where=where_conditions(args.where),
-                     sizes_vary=sizes_vary, **_source(args))
+    return load_runs(args.runs if path is None else path, **reading(args))
 
 
 def load_table(args: argparse.Namespace, path: str | Path | None = None) -> RunsTable:
@@ -258,12 +257,8 @@ def load_table(args: argparse.Namespace, path: str | Path | None = None) -> Runs
     :func:`jaxscale.load_runs`."""
     from jaxscale import load_runs
 
-    source = _source(args)
-    return load_runs(args.runs if path is None else path, n=args.n_col, d=args.d_col, c=args.c_col,
-                     loss=args.loss_col, where=where_conditions(args.where), run_by=_run_by(args),
-                     kind=source.pop("source_kind"),
-                     **source, final_only=args.final_only, tuned_only=args.tuned_only,
-                     drop_highest=args.drop_highest, basis=args.basis)
+    return load_runs(args.runs if path is None else path, **reading(args), final_only=args.final_only,
+                     tuned_only=args.tuned_only, drop_highest=args.drop_highest, basis=args.basis)
 
 
 def deferred_table(args: argparse.Namespace, path: str | Path | None = None) -> Callable[[], RunsTable]:
@@ -289,13 +284,14 @@ def check_out(out: str | Path | None, option: str = "--out") -> None:
         raise ValueError(f"{option} {out}: cannot write in {existing} (permission denied)")
 
 
-def report(result: Any, args: argparse.Namespace, print_text: Callable[[dict[str, Any]], None]) -> int:
-    """Print ``result.to_dict()`` (``--json``) or its text, after writing its files into ``--out``
-    (listed under ``files``)."""
-    from jaxscale.cli._output import emit
+def report(result: Any, args: argparse.Namespace) -> int:
+    """Print ``result.to_dict()`` (``--json``) or ``result.text()``, after writing its files into
+    ``--out`` (listed under ``files``)."""
+    from jaxscale.cli._output import print_json
 
-    numbers = result.to_dict()
-    if getattr(args, "out", None) is not None:
-        numbers["files"] = result.save(args.out)
-    emit(numbers, args.json, print_text)
+    files = None if getattr(args, "out", None) is None else result.save(args.out)
+    if args.json:
+        print_json(result.to_dict() if files is None else {**result.to_dict(), "files": files})
+    else:
+        print(result.text(files or ()))
     return 0

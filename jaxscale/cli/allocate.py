@@ -5,8 +5,6 @@ unique tokens, beside Chinchilla's answer (:func:`jaxscale.allocate`)."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
-
 from jaxscale.cli import _options as o
 
 
@@ -43,50 +41,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxscale import DataConstrainedAllocation, allocate
+    from jaxscale import allocate
 
     o.check_out(args.out)
     changed = {k: v for k, v in (("R_D_star", args.r_star_d), ("R_N_star", args.r_star_n)) if v is not None}
     result = allocate(args.law, args.compute, args.unique_tokens, published=args.published, params=changed or None)
-    return o.report(result, args, _print if isinstance(result, DataConstrainedAllocation) else _print_table)
+    return o.report(result, args)
 
-
-def _print_table(numbers: dict[str, Any]) -> None:
-    print(f"{numbers['law']} law, {numbers['source']}: "
-          + " ".join(f"{k}={v:.4g}" for k, v in numbers["params"].items()))
-    print(f"{'C (FLOP)':>12} {'N*':>12} {'D*':>12} {'D*/N*':>8}")
-    for c, n, d, ratio in zip(numbers["C"], numbers["N"], numbers["D"], numbers["tokens_per_param"]):
-        print(f"{c:>12.3g} {_show(n, '.4g'):>12} {_show(d, '.4g'):>12} {_show(ratio, '.3g'):>8}")
-    for path in numbers.get("files", []):
-        print(f"wrote {path}")
-
-
-def _show(value: Any, fmt: str) -> str:
-    """A number, or "undetermined" where the optimum is not (None in JSON)."""
-    return "undetermined" if value is None or value != value else format(value + 0.0, fmt)  # no "-0"
-
-
-def _print(numbers: dict[str, Any]) -> None:
-    p = numbers["params"]
-    print(f"{numbers['law']} law ({numbers['citation']}), base {numbers['base']}: "
-          f"A={p['A']:.4g} B={p['B']:.4g} E={p['E']:.4g} alpha={p['alpha']:.4g} beta={p['beta']:.4g} "
-          f"R*_D={p['R_D_star']:.4g} R*_N={p['R_N_star']:.4g}")
-    print(f"U_D = {numbers['unique_tokens']:.3g} unique tokens; the lowest loss they allow (N, D -> inf): "
-          f"{numbers['loss_floor']:.4f}")
-
-    for row in numbers["budgets"]:
-        dc, ch = row["data_constrained"], row["chinchilla"]
-        print(f"\nC = {row['C']:.3g} FLOP{'':14s}{'data-constrained':>18s}{'Chinchilla (unlimited data)':>30s}")
-        for label, key, fmt in (("N* (parameters)", "N", ".4g"), ("D* (tokens)", "D", ".4g"),
-                                ("epochs of U_D", "epochs", ".3g")):
-            print(f"  {label:30s}{_show(dc[key], fmt):>18s}{_show(ch[key], fmt):>30s}")
-        print(f"  {'loss with U_D unique tokens':30s}{_show(dc['loss'], '.4f'):>18s}"
-              f"{_show(ch['loss_on_unique_tokens'], '.4f'):>30s}")
-        print(f"  {'loss with unlimited data':30s}{'':>18s}{_show(ch['loss_unlimited_data'], '.4f'):>30s}")
-        print(f"  {'d log N*/d log C':30s}{_show(dc['dlogN_dlogC'], '.4f'):>18s}{_show(ch['dlogN_dlogC'], '.4f'):>30s}")
-        print(f"  {'d log N*/d log U_D':30s}{_show(dc['dlogN_dlogU'], '.4f'):>18s}")
-        if dc["N"] is None or dc["N"] != dc["N"]:
-            print("  (the loss along this budget is flat at the floor to float64 precision: more compute buys "
-                  "nothing, and no single N* is optimal)")
-    for path in numbers.get("files", []):
-        print(f"wrote {path}")

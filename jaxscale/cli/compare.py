@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from jaxscale.cli import _options as o
 
@@ -56,31 +55,5 @@ def run(args: argparse.Namespace) -> int:
     tables = [o.deferred_table(args, path) for path in args.runs]
     result = compare(*tables, group_by=args.group_by, names=names, compute=args.compute, law=args.law,
                      bootstrap=args.bootstrap, seed=args.seed, bayes=args.bayes)
-    return o.report(result, args, _print)
+    return o.report(result, args)
 
-
-def _range(pair: list[float] | None) -> str:
-    if pair is None:
-        return ""
-    lo, hi = pair
-    return "unbounded" if lo is None or hi is None else f"{lo:.3g} to {hi:.3g}"
-
-
-def _print(numbers: dict[str, Any]) -> None:
-    print(f"{numbers['law']} law, {', '.join(numbers['shared'])} shared; baseline {numbers['baseline']}; "
-          f"runs per recipe {numbers['runs_per_recipe']}")
-    for label, m in numbers["multipliers"].items():
-        post = f"; posterior {_range(m['posterior95'])}" if m["posterior95"] else ""
-        print(f"  k({numbers['compute']:.3g}) of {label}: {m['k']:.4g} "
-              f"(95% bootstrap {_range(m['bootstrap95'])}{post})")
-        print(f"    over the decade around it: x{m['per_decade']:.4g} ({_range(m['per_decade_bootstrap95'])})")
-    if "sharing" in numbers:
-        s = numbers["sharing"]
-        verdict = "fit" if s["shared_fits"] else "do not fit"
-        print(f"  PSIS-LOO: sharing the exponents, elpd {s['elpd_diff']:+.2f} +- {s['se']:.2f} against sharing none: "
-              f"the shared exponents {verdict} (rule: within {s['rule_se']:g} SE)")
-        for label, m in numbers["unshared_multipliers"].items():
-            print(f"  without sharing, k of {label}: {m['k']:.4g} (95% posterior {_range(m['posterior95'])}), "
-                  f"x{m['per_decade']:.4g} per decade")
-    for path in numbers.get("files", []):
-        print(f"wrote {path}")

@@ -60,26 +60,5 @@ def run(args: argparse.Namespace) -> int:
     result = design(None if args.runs is None else o.deferred_table(args), target=args.target, budget=args.budget,
                     law=args.law, candidates=candidates, max_cost=args.max_cost, min_cost=args.min_cost,
                     max_runs=args.max_runs, noise=args.noise)
-    return o.report(result, args, _print)
+    return o.report(result, args)
 
-
-def _show(value: float | None, fmt: str) -> str:
-    """A number, or "undefined" (None in JSON: the target is undefined at the fit)."""
-    return "undefined" if value is None else format(value, fmt)
-
-
-def _print(numbers: dict[str, Any]) -> None:
-    lo, hi = numbers["interval95_now"]
-    print(f"{numbers['law']} law, from {numbers['from']}: {numbers['target']} = {_show(numbers['estimate'], '.4g')} "
-          f"(95% Laplace {_show(lo, '.4g')} to {_show(hi, '.4g')}); noise sigma = {numbers['sigma']:.3g}")
-    if numbers["criterion"] != "variance":
-        print("  the target is undefined at this fit: runs chosen by the information they add (D-optimality)")
-    print(f"{len(numbers['runs'])} runs of {numbers['candidates']} candidates, {numbers['spent']:.3g} of "
-          f"{numbers['budget']:.3g} FLOP:")
-    print(f"{'#':>3} {'N':>10} {'D':>10} {'D/N':>7} {'C':>10} {'cum. C':>10} {'95% after':>22}")
-    for row in numbers["runs"]:
-        lo, hi = row["interval95_after"]
-        print(f"{row['order']:>3} {row['N']:>10.3g} {row['D']:>10.3g} {row['tokens_per_param']:>7.3g} "
-              f"{row['C']:>10.3g} {row['cumulative_C']:>10.3g} {_show(lo, '>10.4g')}-{_show(hi, '<10.4g')}")
-    for path in numbers.get("files", []):
-        print(f"wrote {path}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 
 from jaxscale.cli import _options as o
 
@@ -44,57 +43,5 @@ def run(args: argparse.Namespace) -> int:
     result = fit(o.deferred_table(args), args.law, method=args.method, bootstrap=args.bootstrap, seed=args.seed,
                  compute=args.compute, asymmetry=args.asymmetry, likelihood=args.likelihood,
                  holdout=args.holdout_threshold, holdout_by=args.holdout_by)
-    return o.report(result, args, _print)
+    return o.report(result, args)
 
-
-def _fmt(value, spec: str = ".7g") -> str:
-    """A value as text: lists joined, floats in ``spec``, None (undefined in JSON) as "undefined"."""
-    if isinstance(value, list):
-        return "  ".join(_fmt(v, spec) for v in value)
-    if not _defined(value):
-        return "undefined"
-    return format(value, spec) if isinstance(value, float) else str(value)
-
-
-def _value_text(value, numbers: dict) -> str:
-    """A value of the table; None where Approach 1 leaves the law undefined (too few sizes on
-    its frontier, counted in ``n_sizes``)."""
-    if value is None and "n_sizes" in numbers:
-        from jaxscale.fitting.approach1 import undefined_exponent
-
-        return undefined_exponent(numbers["n_sizes"])
-    return _fmt(value)
-
-
-def _defined(value) -> bool:
-    return value is not None and not (isinstance(value, float) and math.isnan(value))
-
-
-def _print(numbers: dict) -> None:
-    se, ci, undefined = numbers.get("se", {}), numbers.get("ci95", {}), numbers.get("undefined", {})
-    print(f"jaxscale fit: {numbers.get('law', '')} {numbers['method']}")
-    for key, value in numbers.items():
-        if isinstance(value, dict) or key in ("law", "method", "files", "slices", "note", "identifiability"):
-            continue
-        extra = f"   se {se[key]:.4g}" if _defined(se.get(key)) else ""
-        extra += f"   95% [{ci[key][0]:.6g}, {ci[key][1]:.6g}]" if key in ci and _defined(ci[key][0]) else ""
-        extra += f"   undefined in {undefined[key]:.0%} of resamples" if key in undefined else ""
-        print(f"  {key:<22} {_value_text(value, numbers)}{extra}")
-    if "note" in numbers:
-        print(f"  note: {numbers['note']}")
-    if "columns" in numbers:
-        print("  columns: " + ", ".join(f"{k} = {v}" for k, v in numbers["columns"].items()))
-    if "identifiability" in numbers:
-        from jaxscale.cli._output import print_identifiability
-
-        print_identifiability(numbers["identifiability"])
-    for section in ("allocation", "likelihood", "holdout"):
-        for key, value in numbers.get(section, {}).items():
-            print(f"  {section + '.' + key:<34} {value if isinstance(value, dict) else _fmt(value)}")
-    if "slices" in numbers:
-        print(f"  {'isoFLOP slice':<14} {'points':>6} {'sizes':>5} {'N*':>10} {'L*':>8}  status")
-        for s in numbers["slices"]:
-            print(f"  {s['budget']:<14.3g} {s['points']:>6} {s['sizes']:>5} {_fmt(s['n_star'], '.3g'):>10} "
-                  f"{_fmt(s['loss_star'], '.4f'):>8}  {s['status']}")
-    for path in numbers.get("files", []):
-        print(f"wrote {path}")

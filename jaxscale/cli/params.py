@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from jaxscale.cli import _options as o
 
@@ -26,14 +25,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from jaxscale import model_params
 
-    return o.report(model_params(args.config), args, _print)
+    return o.report(model_params(args.config), args)
 
-
-def _print(numbers: dict[str, Any]) -> None:
-    print(f"jaxscale params: {numbers['config']}")
-    for key in ("n_total", "n_nonembedding", "n_embedding"):
-        print(f"  {key:<16} {numbers[key]:>18,}")
-    print("  training FLOPs per token:")
-    for name, flops in numbers["flops_per_token"].items():
-        convention = numbers["conventions"][name]
-        print(f"    {name:<16} {flops:>18,}   {convention['counts']} [{convention['source']}]")

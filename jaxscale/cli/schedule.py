@@ -46,22 +46,11 @@ def run(args: argparse.Namespace) -> int:
     o.check_out(args.out)
     law = None
     if args.runs is not None:
-        from jaxscale.curves.multipower_fit import fit_multipower
-        from jaxscale.runs.learning_rates import run_learning_rates
+        from jaxscale import curve
 
-        table = o.load_columns(args, sizes_vary=False)
-        fitted = [r.strip() for r in args.fit_runs.split(",") if r.strip()]
-        law = fit_multipower(table, run_learning_rates(table, source=args.lr_source), fitted, [])
+        law = curve(args.runs, law="multipower", fit_runs=args.fit_runs, lr_source=args.lr_source,
+                    reading=o.reading(args)).multipower
     result = schedule(law, published=args.published, steps=args.steps, peak_lr=args.peak_lr,
                       warmup_steps=args.warmup_steps, iterations=args.iterations)
-    return o.report(result, args, _print)
+    return o.report(result, args)
 
-
-def _print(numbers: dict) -> None:
-    print(f"jaxscale schedule: law {numbers['law']} ({', '.join(f'{k} {v:.4g}' for k, v in numbers['params'].items())})")
-    print(f"  {numbers['steps']} steps, warmup {numbers['warmup_steps']}, peak {numbers['peak_lr']:g}")
-    print(f"  optimised schedule: final loss {numbers['optimised_loss']:.4f} (ends at rate {numbers['final_lr']:.3g})")
-    for name, loss in numbers["baseline_loss"].items():
-        print(f"  {name:<8} final loss {loss:.4f}: {numbers['gain'][name]:+.4f} nats above the optimised")
-    for path in numbers.get("files", []):
-        print(f"wrote {path}")

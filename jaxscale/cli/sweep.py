@@ -4,16 +4,8 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from jaxscale.cli import _options as o
-
-if TYPE_CHECKING:  # the CLI imports its heavy modules only when a command runs
-    from jaxscale.lm.presets import SweepConfig
-    from jaxscale.lm.sweep import SweepResult
-
-#: The experiments whose loss curves are drawn (scheme 2 is experiment 1).
-FIGURE_EXPERIMENTS = ("experiment 1", "scheme 1", "scheme 3", "scheme 4")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -60,27 +52,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def save_figures(cfg: SweepConfig, result: SweepResult, out: Path) -> list[Path]:
-    """The loss curves of each experiment with two runs or more, on both bases, as PNGs in ``out``."""
-    from jaxscale.lm.sweep import select_runs
-    from jaxscale.plots.sweep import curves_figure
-    from jaxscale.runs import schema as rs
-
-    paths = []
-    for experiment in FIGURE_EXPERIMENTS:
-        selected = select_runs(cfg, result.curves, result.best_lr, experiment)
-        if len(set(selected.run_id)) < 2:
-            continue
-        paths.append(out / f"curves_{experiment.replace(' ', '')}.png")
-        curves_figure(selected.frame, rs.BASES, title=f"{cfg.name}: {experiment}").savefig(paths[-1], dpi=120)
-    return paths
-
-
 def run(args: argparse.Namespace) -> int:
+    from jaxscale._api.sweep import SweepReport
     from jaxscale.cli._output import print_json
     from jaxscale.lm import distributed, presets
-    from jaxscale.lm.sweep import SUMMARY, format_table, run_sweep
-    from jaxscale.support.json_native import write_json
+    from jaxscale.lm.sweep import run_sweep
 
     if (args.config is None) == (args.preset is None):
         raise ValueError("give exactly one of CONFIG or --preset NAME")
@@ -96,11 +72,10 @@ def run(args: argparse.Namespace) -> int:
         distributed.exit_now(f"jaxscale sweep: error: {err}")
     if result is None:  # not process 0 of a multi-process run: process 0 reports
         return 0
-    report = {**result.summary(), "figures": [str(p) for p in save_figures(cfg, result, out)]}
-    write_json(out / SUMMARY, report)
+    report = SweepReport(cfg, result, out)
+    report.save(out)  # the figures and summary.json, whose object --json prints
     if args.json:
-        print_json(report)
+        print_json(report.to_dict())
     else:
-        print(format_table(result.table), end="")
-        print(f"runs table: {result.runs_table}   wall time: {result.wall_time_s:.0f} s")
+        print(report.text())
     return 0

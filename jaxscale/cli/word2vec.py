@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from jaxscale.cli import _options as o
 
@@ -102,15 +103,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     scaling.set_defaults(run=run_scaling)
 
 
-def _load_vectors(path: Path):
-    from jaxscale.word2vec.vector_files import load_word2vec
+def _show(result: Any, args: argparse.Namespace) -> int:
+    """Print the result's JSON (``--json``) or its text."""
+    from jaxscale.cli._output import print_json
 
-    return load_word2vec(path, binary=path.suffix == ".bin")
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        print(result.text())
+    return 0
 
 
 def run_train(args: argparse.Namespace) -> int:
     o.check_out(args.out)
-    from jaxscale.cli._output import print_json
+    from jaxscale._api.word2vec import Word2VecTraining
     from jaxscale.word2vec.train import Word2VecDiverged, train_from_file
 
     options = ("model", "loss", "dim", "window", "negative", "sample", "min_count", "epochs", "alpha", "seed", "batch",
@@ -130,86 +136,23 @@ def run_train(args: argparse.Namespace) -> int:
     except Word2VecDiverged as err:  # a failed run, not bad input: exit 1, no vectors written
         print(f"jaxscale word2vec: error: {err}", file=sys.stderr)
         return 1
-    if args.json:
-        print_json(summary)
-        return 0
-    if summary["words_trained"]:
-        print(
-            f"trained {summary['model']}/{summary['loss']} d={summary['dim']} on {summary['words']:,} words "
-            f"(vocabulary {summary['vocab_size']:,}) at {summary['words_per_second']:,.0f} words/s"
-        )
-    else:
-        print(f"nothing left to train: {args.out / 'checkpoints'} holds this run, finished; vectors written from it")
-    print(f"vectors: {summary['vectors']}")
-    return 0
+    return _show(Word2VecTraining(summary, args.out / "checkpoints"), args)
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from jaxscale.cli._output import print_json
-    from jaxscale.word2vec.analogy import evaluate_analogies
-    from jaxscale.word2vec.similarity import DATASETS, dataset_path, evaluate_similarity
+    from jaxscale._api.word2vec import score_vectors
 
-    vectors, words = _load_vectors(args.vectors)
-    result = evaluate_analogies(vectors, words, args.analogies, args.restrict).as_dict()
-    result["similarity"] = {name: evaluate_similarity(vectors, words, dataset_path(name)) for name in DATASETS}
-    if args.json:
-        print_json(result)
-        return 0
-    for name, section in result["sections"].items():
-        print(f"{name:30s} {_defined(section['accuracy'], '6.2f', '%')}  ({section['correct']}/{section['evaluated']})")
-    print(
-        f"semantic {_defined(result['semantic'], '.2f', '%')}  syntactic {_defined(result['syntactic'], '.2f', '%')}  "
-        f"total {_defined(result['total'], '.2f', '%')}  "
-        f"coverage {100 * result['coverage']:.1f}% of {result['questions']} questions"
-    )
-    for name, sim in result["similarity"].items():
-        print(f"{name}: Spearman {_defined(sim['spearman'], '.3f')} on {sim['pairs']} pairs")
-    return 0
-
-
-def _defined(value: float | None, spec: str, unit: str = "") -> str:
-    """A score, or "undefined" where no question or pair could be asked (None or NaN)."""
-    return "undefined" if value is None or value != value else f"{value:{spec}}{unit}"
+    return _show(score_vectors(args.vectors, args.analogies, args.restrict), args)
 
 
 def run_neighbours(args: argparse.Namespace) -> int:
-    from jaxscale.cli._output import print_json
-    from jaxscale.word2vec.neighbours import nearest_neighbours, odd_one_out
+    from jaxscale._api.word2vec import query_vectors
 
-    vectors, words = _load_vectors(args.vectors)
-    if args.odd_one_out:
-        answer = {"odd_one_out": odd_one_out(vectors, words, args.words)}
-        print_json(answer) if args.json else print(answer["odd_one_out"])
-        return 0
-    positive = [w for w in args.words if not w.startswith("-")]
-    negative = [w[1:] for w in args.words if w.startswith("-")] + args.negative
-    found = nearest_neighbours(vectors, words, positive, negative, args.topn)
-    if args.json:
-        print_json({"neighbours": [{"word": w, "cosine": s} for w, s in found]})
-    else:
-        for word, score in found:
-            print(f"{word:24s} {score:.4f}")
-    return 0
-
-
-def save_scaling_report(report: dict, out: Path) -> None:
-    """``report.json``, the accuracy grid and the frontier figure under ``out``."""
-    from jaxscale.plots.word2vec import accuracy_grid_figure, frontier_figure
-    from jaxscale.support.json_native import write_json
-    from jaxscale.word2vec.scaling import error_law_by_name, predicted_error
-
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "report.json", report)
-    law = error_law_by_name(report["law"])
-    params = law.params_type(**report["params"])
-    accuracy_grid_figure(report["rows"]).savefig(out / "accuracy_grid.png", dpi=120)
-    frontier = frontier_figure(report["rows"], lambda d, t: predicted_error(law, params, d, t), report["kappa"],
-                               report["optimal"], f"fitted {law.formula}")
-    frontier.savefig(out / "frontier.png", dpi=120)
+    return _show(query_vectors(args.vectors, args.words, args.negative, args.topn, args.odd_one_out), args)
 
 
 def run_scaling(args: argparse.Namespace) -> int:
-    from jaxscale.cli._output import print_json
+    from jaxscale._api.word2vec import Word2VecScaling
     from jaxscale.word2vec.scaling import (
         ScalingGrid,
         check_budget,
@@ -237,21 +180,6 @@ def run_scaling(args: argparse.Namespace) -> int:
         grid = ScalingGrid(**{k: v for k, v in given.items() if v is not None})
         report = run_scaling_study(args.corpus, args.out, grid, law=law, budget=args.budget,
                                    progress=not args.json)
-    save_scaling_report(report, args.out)
-    if args.json:
-        print_json(report)
-        return 0
-    for name, fit in report["fits"].items():
-        params = ", ".join(f"{k} = {v:.4g}" for k, v in fit["params"].items())
-        print(f"{name:10s} {fit['formula']}\n{'':10s} {params}   (RMS {fit['rms_points']:.2f} accuracy points)")
-    optimal = report["optimal"]
-    if optimal is None:
-        print(f"no compute-optimal split: a fitted {report['law']} exponent is <= 0 (error did not fall along d or T)")
-    else:
-        print(
-            f"compute-optimal split of budget {optimal['budget']:.3g} ({report['law']} law): d* = {optimal['dim']:.0f}, "
-            f"T* = {optimal['words']:.3g} words, predicted accuracy {optimal['predicted_accuracy']:.1f}%; "
-            f"d* ~ budget^{optimal['exponent_dim']:.3f}, T* ~ budget^{optimal['exponent_words']:.3f}"
-        )
-    print(f"results: {args.out}")
-    return 0
+    result = Word2VecScaling(report, args.out)
+    result.save(args.out)  # report.json and the figures: the study's product
+    return _show(result, args)

@@ -116,6 +116,30 @@ class Identifiability:
                 "suggested_runs": [{"N": n, "D": d} for n, d in self.suggested_runs]}
 
 
+def identifiability_text(section: Mapping[str, Any]) -> list[str]:
+    """:meth:`Identifiability.to_dict` as text, the lines a fit's and a posterior's text show: the
+    condition numbers and decades spanned, the three strongest correlations, each warning and the
+    runs that would settle them.
+
+    Args:
+        section: the ``identifiability`` object of a result's JSON (a correlation undefined: None).
+
+    Returns:
+        The lines, each indented by two spaces.
+    """
+    spans = ", ".join(f"{k} {v:.2f}" for k, v in section["decades"].items())
+    lines = [f"  identifiability: condition number {section['condition_hessian']:.3g} (Hessian of the objective), "
+             f"{section['condition_information']:.3g} (equilibrated information); decades spanned: {spans}"]
+    strongest = sorted(section["correlations"].items(), key=lambda kv: -abs(kv[1] if kv[1] is not None else 0))[:3]
+    lines.append(f"  correlations ({section['correlation_source']}): "
+                 + ", ".join(f"{k} {'undefined' if v is None else format(v, '+.2f')}" for k, v in strongest))
+    lines += [f"  WARNING: {text}" for text in section["warnings"]]
+    if section["suggested_runs"]:
+        lines.append("  runs that would settle it (jaxscale design): "
+                     + ", ".join(f"N={r['N']:.3g} D={r['D']:.3g}" for r in section["suggested_runs"]))
+    return lines
+
+
 def _centring_matrix(law: Law, m: np.ndarray) -> np.ndarray:
     """(p, p) T with theta = T u: the law's vector of the centred vector u (a linear map)."""
     return np.stack([np.asarray(uncentre(law, e, m)) for e in np.eye(law.n_params)], -1)

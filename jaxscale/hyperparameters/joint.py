@@ -53,7 +53,7 @@ from jaxscale.laws import hparam_bowl
 from jaxscale.laws.law import Law
 from jaxscale.optimum import hparam_optimum as optimum
 from jaxscale.runs import schema as rs
-from jaxscale.runs.table import RunsTable, load_runs
+from jaxscale.runs.table import RunsTable, read_runs_table
 
 #: L-BFGS settings of the joint fit: twelve-odd coordinates of very different scales take
 #: thousands of iterations (a start still moving at the limit is not converged).
@@ -88,7 +88,7 @@ def window_table(runs: GridRuns) -> RunsTable:
     rows = in_windows(runs)
     frame = pd.DataFrame({rs.N_TOTAL: runs.n, rs.TOKENS: runs.d, rs.LOSS: runs.loss, rs.PEAK_LR: runs.lr,
                           rs.BATCH_TOKENS: runs.batch})[rows]
-    return load_runs(frame.reset_index(drop=True))
+    return read_runs_table(frame.reset_index(drop=True))
 
 
 def starts(law: Law, per_group: HyperparameterFit | None) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 :func:`run_sweep` trains every run of a :class:`~jaxscale.lm.presets.SweepConfig` (each in
 its own directory with checkpoints, so a killed sweep skips finished runs and resumes the
-interrupted one), writes the runs table, reads it back through :func:`jaxscale.runs.table.load_runs`
+interrupted one), writes the runs table, reads it back through :func:`jaxscale.runs.table.read_runs_table`
 and fits Chinchilla's Method 1 (:func:`jaxscale.fitting.approach1.fit_approach1`) on each basis:
 
     N_opt ∝ C^a,   D_opt = C / (6 N_opt) ∝ C^b,   b = 1 - a      (Pearce & Song, Eqs. 3-4)
@@ -43,7 +43,7 @@ from jaxscale.lm.presets import ModelSize, SweepConfig, with_corpus
 from jaxscale.lm.tokens import TokenBatches, prepare_tokens
 from jaxscale.networks.transformer import TransformerConfig
 from jaxscale.runs import schema as rs
-from jaxscale.runs.table import RunsTable, load_runs
+from jaxscale.runs.table import RunsTable, read_runs_table
 from jaxscale.support.atomic import atomic_path, write_text_atomic
 from jaxscale.support.progress import progress_bar
 
@@ -312,7 +312,7 @@ def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True, microbat
     runs_table = out / RUNS_TABLE
     with atomic_path(runs_table) as tmp:
         frame.to_csv(tmp, index=False)
-    loaded = load_runs(runs_table, sizes_vary=False)  # fewer than 3 sizes: each fit says it has no exponent
+    loaded = read_runs_table(runs_table, sizes_vary=False)  # fewer than 3 sizes: each fit says it has no exponent
     fits = {rule: fit_experiments(cfg, loaded, best, rule) for rule in FRONTIER_RANGES}  # each range fitted once
     table = table_of(fits[cfg.frontier_range], cfg.frontier_range)
     with atomic_path(out / TABLE) as tmp:

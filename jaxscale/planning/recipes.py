@@ -46,7 +46,7 @@ from jaxscale.laws.registry import law_by_name
 from jaxscale.optimum.allocation import check_nd
 from jaxscale.planning.target_intervals import Interval, percentile_interval
 from jaxscale.planning.multiplier import multipliers, per_decade
-from jaxscale.runs.table import RunsTable, group_index, load_runs
+from jaxscale.runs.table import RunsTable, group_index, read_runs_table
 
 RESAMPLES = 1000
 LEVEL = 0.95
@@ -62,7 +62,7 @@ def stacked(tables: Mapping[str, RunsTable]) -> RunsTable:
         raise ValueError(f"comparing recipes needs two or more tables; got {len(tables)}")
     frames = [table.frame.drop(columns=[RECIPE], errors="ignore").assign(**{RECIPE: label})
               for label, table in tables.items()]
-    return load_runs(pd.concat(frames, ignore_index=True))
+    return read_runs_table(pd.concat(frames, ignore_index=True))
 
 
 class Multiplier(NamedTuple):

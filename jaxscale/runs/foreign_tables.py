@@ -2,7 +2,7 @@
 
 Each :class:`Layout` names a table format other tools publish or write, the columns that mark
 it, and what a reader must know that its columns do not say: which columns together name a run,
-and what to watch for. :func:`jaxscale.runs.table.load_runs` takes the layout's run identity
+and what to watch for. :func:`jaxscale.runs.table.read_runs_table` takes the layout's run identity
 when the caller names none, and warns where a table mixes studies. Every one of these loads with
 the column spellings of :data:`jaxscale.runs.schema.ALIASES`; no table is rewritten.
 """

@@ -356,7 +356,7 @@ def _warn_units(loss: np.ndarray, col: str, where: str) -> None:
         )
 
 
-def load_runs(
+def read_runs_table(
     source: str | Path | pd.DataFrame,
     *,
     n_col: str | None = None,
@@ -538,11 +538,11 @@ def _validated(frame: pd.DataFrame, where: str, n_col: str | None, d_col: str | 
 def from_arrays(n: np.ndarray, d: np.ndarray, loss: np.ndarray, *, n_nonembedding: np.ndarray | None = None,
                 min_rows: int = 5) -> RunsTable:
     """A runs table from arrays of N, D and loss (and optionally N_\\E): the door for data
-    made in Python, with the same checks as a CSV (:func:`load_runs`)."""
+    made in Python, with the same checks as a CSV (:func:`read_runs_table`)."""
     columns = {S.N_TOTAL: n, S.TOKENS: d, S.LOSS: loss}
     if n_nonembedding is not None:
         columns[S.N_NONEMBEDDING] = n_nonembedding
-    return load_runs(pd.DataFrame({k: np.asarray(v).ravel() for k, v in columns.items()}), min_rows=min_rows)
+    return read_runs_table(pd.DataFrame({k: np.asarray(v).ravel() for k, v in columns.items()}), min_rows=min_rows)
 
 
 def without_highest(loss: np.ndarray, k: int) -> np.ndarray:

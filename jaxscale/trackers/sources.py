@@ -1,6 +1,6 @@
 """Where runs live: detect a source's kind, read it, and turn its curves into a runs table.
 
-``load_runs(source)`` (:func:`jaxscale.runs.table.load_runs`) takes a runs table (CSV) or a
+``read_runs_table(source)`` (:func:`jaxscale.runs.table.read_runs_table`) takes a runs table (CSV) or a
 tracker's store; for a store it calls :func:`read_source`, which
 
 1. reads the store with its reader (:data:`READERS`: TensorBoard directories, MLflow stores, W&B

@@ -46,6 +46,19 @@ def _timeless(value):
     return value
 
 
+def _timeless_text(text: str) -> str:
+    """``text`` without the wall times (the numbers after ``seconds``), which differ between runs."""
+    return re.sub(r"seconds +[0-9.e+-]+", "seconds X", text)
+
+
+def _cli_text(argv: list[str]) -> str:
+    """What ``jaxscale ARGV`` prints (the result's text), without the final newline."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(argv) == 0
+    return out.getvalue().removesuffix("\n")
+
+
 def _cli_json(argv: list[str]) -> dict:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -93,7 +106,8 @@ def test_hparams_to_dict_is_the_cli_json():
     assert result.to_dict() == _cli_json(["hparams", "--published", "deepseek", "--compute", "1e24"])
     row = result.summary().set_index("quantity").loc["learning_rate"]
     assert row.estimate == pytest.approx(0.3118 * 1e24 ** -0.125, rel=1e-12) and np.isnan(row.lower)
-    assert "PublishedHparams: deepseek at C = 1e+24" in repr(result) and result.plot() == {}
+    assert repr(result) == str(result) == _cli_text(["hparams", "--published", "deepseek", "--compute", "1e24"])
+    assert str(result).startswith("jaxscale hparams: deepseek") and result.plot() == {}
 
 
 def test_schedule_to_dict_is_the_cli_json():
@@ -140,7 +154,8 @@ def test_fit_to_dict_is_the_cli_json(csv):
     row = summary.set_index("quantity").loc["alpha"]
     assert row["estimate"] == result.params.alpha and row["lower"] == cli["ci95"]["alpha"][0]
     assert "N*(1e+21)" in set(summary.quantity)
-    assert "FitReport: chinchilla law, Approach 3 on 18 runs, 16 bootstrap refits" in repr(result)
+    text = _cli_text(["fit", csv, "--bootstrap", "16", "--seed", "1", "--compute", "1e21", "1e23"])
+    assert _timeless_text(repr(result)) == _timeless_text(str(result)) == _timeless_text(text)
     assert "<table" in result._repr_html_()
 
 

@@ -33,7 +33,7 @@ WRITERS = {
     "allocate": (["allocate", "--compute", "1e22", "--unique-tokens", "1e10", "--out", "OUT"],
                  ("jaxscale", "allocate")),
     "reconcile": (["reconcile", "--out", "OUT"], ("jaxscale.reconciliation.pipeline", "reconcile_spec")),
-    "runs": (["runs", "RUNS", "--out", "OUT"], ("jaxscale.runs.table", "load_runs")),
+    "runs": (["runs", "RUNS", "--out", "OUT"], ("jaxscale.runs.table", "read_runs_table")),
     "word2vec train": (["word2vec", "train", "RUNS", "--out", "OUT"], ("jaxscale.word2vec.train", "train_from_file")),
     "word2vec scaling": (["word2vec", "scaling", "--published", "mikolov-2013a", "--out", "OUT"],
                          ("jaxscale.word2vec.scaling", "run_published_study")),
@@ -141,7 +141,7 @@ def test_a_schedule_option_the_table_would_ignore_is_refused(tmp_path, capsys):
     runs.write_text("run_id,N,step,D,loss,schedule,total_steps,peak_lr,warmup_steps,final_fraction\n"
                     + "\n".join(rows) + "\n")
     code, err = _run(capsys, ["curve", str(runs), "--fit-runs", "a", "--predict", "b", "--warmup-steps", "5"])
-    assert code == 2 and "--warmup-steps: the table's 'warmup_steps' column is complete" in err
+    assert code == 2 and "warmup_steps (--warmup-steps): the table's 'warmup_steps' column is complete" in err
     code, err = _run(capsys, ["curve", str(runs), "--fit-runs", "a", "--predict", "b", "--warmup-steps", "5",
                               "--lr-source", "recorded"])
-    assert code == 2 and "--warmup-steps names the schedule of --lr-source named" in err
+    assert code == 2 and "warmup_steps (--warmup-steps) names the schedule of lr_source named" in err

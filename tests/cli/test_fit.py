@@ -194,14 +194,14 @@ def test_approach1_frontier_of_too_few_sizes_prints_null_and_warns(tmp_path, cap
 
 def test_approach1_drops_the_highest_losses_once_and_bootstraps(tmp_path, capsys):
     from jaxscale.fitting.approach1 import fit_approach1
-    from jaxscale.runs.table import drop_highest_loss, load_runs
+    from jaxscale.runs.table import drop_highest_loss, read_runs_table
 
     path = _curves_csv(tmp_path, [1e8, 3e8, 1e9, 3e9, 1e10])
     code, out, err = run_cli(capsys, path, "--method", "approach1", "--drop-highest", "40", "--bootstrap", "50",
                              "--json")
     assert code == 0, err
     result = json.loads(out)
-    expected = fit_approach1(drop_highest_loss(load_runs(path), 40), bootstrap=50)
-    assert expected.a != fit_approach1(load_runs(path), bootstrap=0).a  # the drop matters here
+    expected = fit_approach1(drop_highest_loss(read_runs_table(path), 40), bootstrap=50)
+    assert expected.a != fit_approach1(read_runs_table(path), bootstrap=0).a  # the drop matters here
     assert (result["a"], result["n_points"], result["n_sizes"]) == (expected.a, len(expected.c), len(expected.sizes))
     assert result["ci95"] == {"a": list(expected.a_interval), "b": list(expected.b_interval)}

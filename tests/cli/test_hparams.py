@@ -95,4 +95,4 @@ def test_curve_with_the_multipower_law_needs_the_runs_named(tmp_path, capsys):
     path.write_text("run_id,step,n_total,tokens,loss,learning_rate\n" + "".join(
         f"a,{s},1e7,{s},{4 - s / 1000},{3e-4}\n" for s in range(100, 1100, 100)))
     code, _, err = run_cli(capsys, "curve", path, "--law", "multipower", "--protocol", "sweep")
-    assert code == 2 and "name both" in err
+    assert code == 2 and "fits the runs fit_runs (--fit-runs)" in err

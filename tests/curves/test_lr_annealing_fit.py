@@ -24,7 +24,7 @@ from jaxscale.runs.learning_rates import (
     recorded_learning_rates,
     run_learning_rates,
 )
-from jaxscale.runs.table import load_runs
+from jaxscale.runs.table import read_runs_table
 from tests.conftest import shared_data_file
 
 TRUE = {11760: lr_annealing.LRAnnealingParams(L0=2.5, A=0.8, C=0.05, alpha=0.5),
@@ -90,7 +90,7 @@ def synthetic_runs(steps: int = 400, every: int = 10) -> pd.DataFrame:
 
 
 def test_law_recovers_its_parameters_from_three_schedules(x64):
-    table = load_runs(synthetic_runs())
+    table = read_runs_table(synthetic_runs())
     curves = lc.with_areas(table, run_learning_rates(table))
     for n, params in TRUE.items():
         fit = fit_approach3(curves.select(curves.n == n), law=lr_annealing.LAW)
@@ -112,8 +112,8 @@ def test_fit_on_two_schedules_predicts_the_third(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--fit-runs", "a"], "--fit-runs and --predict go together"),
-    ([], "choose --protocol sweep|misfitting"),
+    (["--fit-runs", "a"], "fit_runs and predict (--fit-runs, --predict) go together"),
+    ([], "choose protocol sweep|misfitting (--protocol)"),
     (["--fit-runs", "11760_constant", "--predict", "nope"], "no run 'nope'"),
 ])
 def test_curve_bad_options_exit_2(tmp_path, capsys, argv, message):
@@ -204,7 +204,7 @@ def test_curve_intervals_coverage_of_the_true_final_loss(sigma, rho):
             for i, z in enumerate(rng.normal(0.0, sigma * np.sqrt(1 - rho**2), len(idx))):
                 e[i] = (rho * e[i - 1] if i else rng.normal(0.0, sigma)) + (z if i else 0.0)
             noisy.loc[idx, rs.LOSS] = clean.loc[idx, rs.LOSS] * np.exp(e)
-        table = load_runs(noisy)
+        table = read_runs_table(noisy)
         for n in TRUE:
             fit = lc.fit_group(table, run_learning_rates(table), [f"{n}_constant", f"{n}_cosine"], [f"{n}_wsd"],
                                resamples=200, seed=seed)
@@ -254,7 +254,7 @@ def test_misfitting_longest_run_predicts_the_shorter_ones(tmp_path, capsys):
 
 
 def test_fitted_and_judged_checkpoints_start_at_the_declared_number_of_warmups():
-    table = load_runs(synthetic_runs())
+    table = read_runs_table(synthetic_runs())
     lrs = run_learning_rates(table)
     assert lc.warmup_steps(lrs["11760_cosine"]) == 20
     fitted = ["11760_constant", "11760_cosine"]
@@ -287,7 +287,7 @@ def test_every_checkpoint_law_is_fitted_by_the_common_fitter(x64):
                 rows.append({rs.RUN_ID: f"{n:g}_{kind}_{steps}", rs.STEP: s, rs.N_TOTAL: n, rs.TOKENS: 4096 * s,
                              rs.LOSS: float(chinchilla_annealing.LAW.evaluate(truth, *inputs)), rs.SCHEDULE: kind,
                              rs.PEAK_LR: 0.01, rs.TOTAL_STEPS: steps, rs.WARMUP_STEPS: 50, rs.FINAL_FRACTION: 0.1})
-    table = load_runs(pd.DataFrame(rows))
+    table = read_runs_table(pd.DataFrame(rows))
     curves = lc.with_areas(table, run_learning_rates(table))
     fit = fit_every_checkpoint(curves)
     np.testing.assert_allclose(np.array(fit.params), np.array(truth), rtol=1e-3)
@@ -315,14 +315,14 @@ def test_curve_refuses_to_call_a_fitted_run_a_prediction(tmp_path, capsys):
     synthetic_runs().to_csv(path, index=False)
     code = main(["curve", str(path), "--fit-runs", "11760_constant,11760_cosine", "--predict", "11760_cosine"])
     err = capsys.readouterr().err
-    assert code == 2 and "--predict 11760_cosine is also in --fit-runs: its error would be in-sample" in err
+    assert code == 2 and "predict 11760_cosine is also in fit_runs: its error would be in-sample" in err
 
 
 def test_the_curves_figures_draw_every_group_with_a_key_and_units():
     # 32 groups drew the first 16 panels, silently; no key said which colour was which run
     from jaxscale.plots.curves import PANELS_PER_PAGE, curves_figures
 
-    table = load_runs(synthetic_runs())
+    table = read_runs_table(synthetic_runs())
     fits = lc.fit_groups(table, run_learning_rates(table), lc.explicit_split(
         [f"{n}_{k}" for n in TRUE for k in ("constant", "cosine")], [f"{n}_wsd" for n in TRUE]), ["n_total"],
         progress=False)
@@ -346,7 +346,7 @@ def test_the_curves_figure_draws_the_law_only_where_it_was_fitted_and_judged():
     start = lc.TRANSIENT_WARMUPS * 20
     early = runs[rs.STEP] < start
     runs.loc[early, rs.LOSS] = runs.loc[early, rs.LOSS].clip(upper=3.6)  # a warmup the law does not describe
-    table = load_runs(runs)
+    table = read_runs_table(runs)
     fits = lc.fit_groups(table, run_learning_rates(table), lc.explicit_split(
         [f"{n}_{k}" for n in TRUE for k in ("constant", "cosine")], [f"{n}_wsd" for n in TRUE]), ["n_total"],
         progress=False)

@@ -10,7 +10,7 @@ import pytest
 
 from jaxscale.curves import multipower_fit as mc
 from jaxscale.laws import multipower as mp
-from jaxscale.runs.table import load_runs
+from jaxscale.runs.table import read_runs_table
 
 TRUE = mp.MultiPowerParams(L0=2.9, A=0.55, alpha=0.45, B=500.0, C=1.5, beta=0.5, gamma=0.7)
 PEAK, WARMUP = 3e-4, 200
@@ -39,7 +39,7 @@ def _table(noise: float = 0.0):
             loss = np.asarray(mp.loss(TRUE, jax.tree.map(jnp.asarray, mp.curve_of(lrs[run], steps))))
         frames.append(pd.DataFrame({"run_id": run, "step": steps, "n_total": 25e6, "tokens": steps * 1.0,
                                     "loss": loss * np.exp(noise * rng.normal(size=len(steps)))}))
-    return load_runs(pd.concat(frames, ignore_index=True), sizes_vary=False), lrs
+    return read_runs_table(pd.concat(frames, ignore_index=True), sizes_vary=False), lrs
 
 
 FITTED, PREDICTED = ["constant", "cosine", "two-stage"], ["wsd", "constant-long", "cosine-long"]

@@ -20,7 +20,7 @@ from jaxscale.fitting.approach2 import fit_approach2, isoflop_groups
 from jaxscale.fitting.approach3 import fit_approach3
 from jaxscale.laws import chinchilla as ch
 from jaxscale.runs import schema as rs
-from jaxscale.runs.table import RunsTable, load_runs
+from jaxscale.runs.table import RunsTable, read_runs_table
 
 P = ch.EPOCH
 A_TRUE = P.beta / (P.alpha + P.beta)
@@ -34,7 +34,7 @@ def loss(n, d):
 def table(n: np.ndarray, c: np.ndarray, **columns: np.ndarray) -> RunsTable:
     """A runs table of rows (N, C, loss of the Chinchilla law), loaded as the fitters take it."""
     frame = pd.DataFrame({rs.N_TOTAL: n, rs.COMPUTE_TOTAL: c, rs.LOSS: loss(n, c / (6 * n)), **columns})
-    return load_runs(frame, min_rows=1)
+    return read_runs_table(frame, min_rows=1)
 
 
 def curves_of(sizes: np.ndarray, tokens: np.ndarray = np.geomspace(1e8, 1e13, 200)) -> RunsTable:
@@ -80,7 +80,7 @@ def test_approach1_interior_rule_drops_the_budgets_won_by_an_edge_size(curves):
 
 
 def test_approach1_on_the_nonembedding_basis_fits_against_six_n_nonembedding_d(curves):
-    kaplan = load_runs(curves.frame.assign(**{rs.N_NONEMBEDDING: curves.n / 2}))
+    kaplan = read_runs_table(curves.frame.assign(**{rs.N_NONEMBEDDING: curves.n / 2}))
     np.testing.assert_allclose(kaplan.c_nonembedding, 6 * kaplan.n_nonembedding * kaplan.d)
     half = fit_approach1(kaplan, basis="nonembedding", bootstrap=0)
     total = fit_approach1(curves, bootstrap=0)
@@ -160,7 +160,7 @@ def test_padded_curves_sort_each_run_by_compute():
 
 
 def test_approach2_on_the_nonembedding_basis_uses_its_sizes_and_compute(isoflops):
-    kaplan = load_runs(isoflops.frame.assign(**{rs.N_NONEMBEDDING: isoflops.n / 2}))
+    kaplan = read_runs_table(isoflops.frame.assign(**{rs.N_NONEMBEDDING: isoflops.n / 2}))
     half, total = fit_approach2(kaplan, basis="nonembedding"), fit_approach2(isoflops)
     assert half.a == pytest.approx(total.a, abs=1e-9)
     np.testing.assert_allclose(half.n_opt, total.n_opt / 2, rtol=1e-9)

@@ -23,7 +23,7 @@ from jaxscale.laws import chinchilla as ch
 from jaxscale.laws import lr_annealing
 from jaxscale.optimum.allocation import optimal_allocation
 from jaxscale.runs import schema as rs
-from jaxscale.runs.table import from_arrays, load_runs
+from jaxscale.runs.table import from_arrays, read_runs_table
 from tests.conftest import shared_data_file
 
 GRID = ch.LAW.init_grid()[::45]
@@ -65,7 +65,7 @@ def test_runs_at_three_ratios_are_fitted():
 
 def test_a_law_without_an_exponent_on_its_second_input_is_not_held_to_the_rule():
     n = np.geomspace(1e8, 1e10, 8)
-    runs = load_runs(pd.DataFrame({rs.N_TOTAL: n, rs.TOKENS: 20 * n, rs.LOSS: 3.0 - 0.1 * np.arange(8),
+    runs = read_runs_table(pd.DataFrame({rs.N_TOTAL: n, rs.TOKENS: 20 * n, rs.LOSS: 3.0 - 0.1 * np.arange(8),
                                    rs.FORWARD_AREA: n / 1e6, rs.ANNEALING_AREA: n / 1e7}))  # both pairs on a line
     check_runs(lr_annealing.LAW, runs)  # C S2: one line of runs determines it
     with pytest.raises(ValueError, match="one line"):

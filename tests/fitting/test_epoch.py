@@ -8,7 +8,7 @@ import pytest
 from jaxscale.fitting.approach3 import fit_approach3
 from jaxscale.fitting.likelihood import fit_likelihood, likelihood_ratio_test
 from jaxscale.laws.chinchilla import CHINCHILLA
-from jaxscale.runs.table import drop_highest_loss, load_runs
+from jaxscale.runs.table import drop_highest_loss, read_runs_table
 from tests.conftest import shared_data_file
 
 #: The 4500-start Huber optimum measured with scipy's L-BFGS-B (issue acceptance) and Epoch's
@@ -19,7 +19,7 @@ EPOCH_PUBLISHED = {"A": 482.01, "B": 2085.43, "E": 1.8172, "alpha": 0.3478, "bet
 
 @pytest.fixture(scope="module")
 def runs():
-    return drop_highest_loss(load_runs(shared_data_file("chinchilla_svg_extracted_data.csv")), 5)
+    return drop_highest_loss(read_runs_table(shared_data_file("chinchilla_svg_extracted_data.csv")), 5)
 
 
 def test_likelihood_form_reproduces_epochs_published_estimates(runs):

@@ -14,7 +14,7 @@ from jaxscale.cli import main
 from jaxscale.fitting import approach3, bootstrap, objective
 from jaxscale.fitting.objective import fit_data, huber_fn, nll_fn
 from jaxscale.laws import chinchilla
-from jaxscale.runs.table import drop_highest_loss, load_runs
+from jaxscale.runs.table import drop_highest_loss, read_runs_table
 from jaxscale.support import memory
 from tests.conftest import shared_data_file
 from tests.fitting.test_approach3 import synthetic_runs
@@ -33,7 +33,7 @@ def unchunked(monkeypatch):
 
 @pytest.fixture(scope="module")
 def epoch_runs():
-    return drop_highest_loss(load_runs(shared_data_file("chinchilla_svg_extracted_data.csv")), 5)
+    return drop_highest_loss(read_runs_table(shared_data_file("chinchilla_svg_extracted_data.csv")), 5)
 
 
 def test_chunked_sums_have_the_value_and_derivatives_of_one_sum(x64, monkeypatch):

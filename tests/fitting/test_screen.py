@@ -12,13 +12,13 @@ from jaxscale.fitting.bootstrap import drawn_rows, resample_counts
 from jaxscale.fitting.centring import centre, centred_fn, centres, uncentre
 from jaxscale.fitting.objective import fit_data, huber_fn, huber_objective
 from jaxscale.laws import chinchilla, kaplan
-from jaxscale.runs.table import drop_highest_loss, load_runs
+from jaxscale.runs.table import drop_highest_loss, read_runs_table
 from tests.conftest import shared_data_file
 
 
 @pytest.fixture(scope="module")
 def epoch_runs():
-    return drop_highest_loss(load_runs(shared_data_file("chinchilla_svg_extracted_data.csv")), 5)
+    return drop_highest_loss(read_runs_table(shared_data_file("chinchilla_svg_extracted_data.csv")), 5)
 
 
 def test_screened_fit_is_the_full_grid_optimum_on_epochs_runs(epoch_runs):

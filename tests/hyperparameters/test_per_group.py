@@ -9,7 +9,7 @@ import pytest
 
 from jaxscale.hyperparameters import per_group as hp
 from jaxscale.laws import chinchilla, steplaw
-from jaxscale.runs.table import load_runs
+from jaxscale.runs.table import read_runs_table
 
 LRS = 2.0 ** np.arange(-12.0, -5.4, 0.5)  # a sqrt(2) grid, as Step Law's
 BATCHES = np.array([32, 64, 96, 128, 192, 256, 352, 512, 736, 1024, 2048.0])
@@ -36,7 +36,7 @@ def _grid(noise: float = 0.0, seed: int = 0, sizes=SIZES, tokens=TOKENS, lrs=LRS
 
 
 def _runs(frame: pd.DataFrame) -> hp.GridRuns:
-    return hp.grid_runs(load_runs(frame), sequence_length=2048)
+    return hp.grid_runs(read_runs_table(frame), sequence_length=2048)
 
 
 def test_the_rule_finds_each_groups_optimum_of_a_quadratic_bowl_and_the_power_laws_through_them():
@@ -95,12 +95,12 @@ def test_resampling_keeps_each_groups_size():
 
 def test_grid_columns_are_found_or_named_with_the_bad_row():
     frame = _grid().rename(columns={"lr": "peak_lr", "bs": "batch_size"})
-    assert hp.grid_runs(load_runs(frame)).batch[0] == frame["batch_size"].iloc[0]
+    assert hp.grid_runs(read_runs_table(frame)).batch[0] == frame["batch_size"].iloc[0]
     frame.loc[4, "peak_lr"] = -1.0
     with pytest.raises(ValueError, match=r"row 5, column 'peak_lr': must be a number > 0"):
-        hp.grid_runs(load_runs(frame))
+        hp.grid_runs(read_runs_table(frame))
     with pytest.raises(ValueError, match="no column 'eta'"):
-        hp.grid_runs(load_runs(frame), lr_col="eta")
+        hp.grid_runs(read_runs_table(frame), lr_col="eta")
 
 
 def test_only_a_law_linear_in_its_vector_is_fitted_by_least_squares_in_logs():

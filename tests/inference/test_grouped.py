@@ -16,7 +16,7 @@ from jaxscale.cli import main
 from jaxscale.inference import grouped
 from jaxscale.inference.sample import NutsConfig
 from jaxscale.laws import chinchilla
-from jaxscale.runs.table import load_runs
+from jaxscale.runs.table import read_runs_table
 
 #: Each dataset's N-term A / N^alpha is the same at N = 10^8.75, so that the datasets differ in
 #: the slope alone; E and the data term are common.
@@ -41,7 +41,7 @@ def frame(alphas: tuple[float, ...], seed: int = 0) -> pd.DataFrame:
 def sharing(alphas: tuple[float, ...]) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # short chains: ESS warnings are expected and not what is tested
-        comparison = grouped.compare_sharing(load_runs(frame(alphas)), "source", ("alpha", "beta"), config=CONFIG)
+        comparison = grouped.compare_sharing(read_runs_table(frame(alphas)), "source", ("alpha", "beta"), config=CONFIG)
     return grouped.sharing_report(comparison)
 
 

@@ -25,7 +25,7 @@ from jaxscale.laws.chinchilla import ChinchillaParams
 from jaxscale.laws.draws import derived_draws
 from jaxscale.optimum.allocation import loss_draws, optimal_allocation
 from jaxscale.reconciliation import per_draw as derived
-from jaxscale.runs.table import load_runs
+from jaxscale.runs.table import read_runs_table
 from jaxscale.sensitivities import elasticity
 
 TRUTH = ChinchillaParams(A=400.0, B=1500.0, E=1.8, alpha=0.34, beta=0.32)
@@ -95,7 +95,7 @@ def test_netcdf_round_trip(cli_result: dict) -> None:
 
 
 def _short_run(seed: int) -> object:
-    runs = load_runs(synthetic_runs(TRUTH))
+    runs = read_runs_table(synthetic_runs(TRUTH))
     init = law_model.sites(chinchilla.LAW, TRUTH, (runs.n, runs.d), NOISE)
     config = NutsConfig(chains=2, warmup=10, samples=40, seed=seed, progress_bar=False, init_jitter=0.5)
     return run_nuts(partial(law_model.law_model, chinchilla.LAW), (runs.n, runs.d), runs.loss, init=init, config=config)
@@ -150,7 +150,7 @@ def test_one_chain_says_once_that_it_cannot_show_mixing(caplog) -> None:
 def test_no_progress_bar_where_stderr_is_a_log(capfd) -> None:
     # NumPyro's bar redraws with carriage returns and escape codes: in a file (2> log) it would
     # leave lines of control characters, so there is none where stderr is not a terminal
-    runs = load_runs(synthetic_runs(TRUTH, sizes=3, budgets=3))
+    runs = read_runs_table(synthetic_runs(TRUTH, sizes=3, budgets=3))
     init = law_model.sites(chinchilla.LAW, TRUTH, (runs.n, runs.d), NOISE)
     config = NutsConfig(chains=1, warmup=5, samples=5, progress_bar=True)
     run_nuts(partial(law_model.law_model, chinchilla.LAW), (runs.n, runs.d), runs.loss, init=init, config=config)
@@ -234,7 +234,7 @@ def test_elasticities_of_the_optimal_size_are_the_closed_form() -> None:
 def test_laplace_fit_covers_held_out_runs() -> None:
     """The fast path fitted on 3/4 of a synthetic table: its 95% predictive interval covers
     most of the held-out quarter and its means lie near the true parameters."""
-    runs = load_runs(synthetic_runs(TRUTH, seed=5, sizes=12, budgets=12))
+    runs = read_runs_table(synthetic_runs(TRUTH, seed=5, sizes=12, budgets=12))
     fit_rows, held_rows = diagnostics.holdout_split(len(runs), 0.25, seed=0)
     fit = refit.approximate_posterior(runs.select(fit_rows), draws=2000)
     held = runs.select(held_rows)

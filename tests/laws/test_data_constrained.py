@@ -28,7 +28,7 @@ from jaxscale.optimum.allocation import (
     optimal_allocation,
     optimal_allocation_given_unique_tokens,
 )
-from jaxscale.runs.table import load_runs
+from jaxscale.runs.table import read_runs_table
 
 #: The same R*, on Hoffmann et al.'s base law, whose exponents differ (alpha != beta).
 ON_HOFFMANN = DataConstrainedParams(*chinchilla.CHINCHILLA, MUENNIGHOFF.R_D_star, MUENNIGHOFF.R_N_star)
@@ -253,7 +253,7 @@ def test_fit_recovers_the_law_from_runs_that_repeat_their_data(tmp_path):
     truth = MUENNIGHOFF._replace(alpha=0.34, beta=0.28)
     path = tmp_path / "repeated.csv"
     _repeated_data_runs(truth).to_csv(path, index=False)
-    fit = fit_approach3(load_runs(path), law=LAW)
+    fit = fit_approach3(read_runs_table(path), law=LAW)
     np.testing.assert_allclose(np.array(fit.params), np.array(truth), rtol=1e-3)
     out, _ = _cli(["fit", str(path), "--law", "data-constrained", "--json"])
     assert json.loads(out)["R_D_star"] == pytest.approx(truth.R_D_star, rel=1e-3)

@@ -29,7 +29,7 @@ from jaxscale.lm.sweep import (
 from jaxscale.lm.sweep_diagnostics import crossings, learning_rate_rows
 from jaxscale.networks.transformer import TransformerConfig, param_counts
 from jaxscale.runs import schema as rs
-from jaxscale.runs.table import load_runs
+from jaxscale.runs.table import read_runs_table
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / presets.SHARED_CORPUS
@@ -48,7 +48,7 @@ def _chinchilla_curves(alpha: float, beta: float, sizes: np.ndarray) -> pd.DataF
 
 @pytest.mark.parametrize("alpha, beta", [(0.34, 0.34), (0.3, 0.45)])
 def test_method1_recovers_the_allocation_exponent_of_known_curves(alpha, beta):
-    curves = load_runs(_chinchilla_curves(alpha, beta, np.geomspace(1e4, 1e11, 50)))
+    curves = read_runs_table(_chinchilla_curves(alpha, beta, np.geomspace(1e4, 1e11, 50)))
     fit = fit_approach1(curves, frontier_range="common", interior_only=False, n_budgets=150, bootstrap=200)
     expected = beta / (alpha + beta)  # Hoffmann et al. (2022): N_opt ∝ C^(beta / (alpha + beta))
     assert fit.a == pytest.approx(expected, abs=0.03)
@@ -81,8 +81,8 @@ def test_sweep_table_gives_the_exponents_of_approach_1(frontier_range):
     cfg = dataclasses.replace(presets.SMOKE, sizes=SIZES, schemes=(1, 2), frontier_range=frontier_range)
     best = {s.name: cfg.learning_rates[i % 2] for i, s in enumerate(SIZES)}
     frame = _sweep_runs(cfg, best)
-    table = fit_table(cfg, load_runs(frame), best).set_index(["experiment", "basis"])
-    experiment_1 = load_runs(frame[frame[rs.RUN_ID].isin([run_id(s, best[s.name], "constant") for s in SIZES])])
+    table = fit_table(cfg, read_runs_table(frame), best).set_index(["experiment", "basis"])
+    experiment_1 = read_runs_table(frame[frame[rs.RUN_ID].isin([run_id(s, best[s.name], "constant") for s in SIZES])])
     for basis in ("total", "nonembedding"):
         fit = fit_approach1(experiment_1, basis=basis, frontier_range=frontier_range, interior_only=False,
                             n_budgets=cfg.frontier_points, bootstrap=cfg.bootstrap, resample="budgets",
@@ -222,7 +222,7 @@ def test_smoke_runs_table_has_the_canonical_columns_and_loads_into_fit(smoke):
     np.testing.assert_allclose(frame[rs.COMPUTE_NONEMBEDDING], 6 * frame[rs.N_NONEMBEDDING] * frame[rs.TOKENS])
     # 3 sizes x 2 learning rates (constant) + 3 sizes x 6 cosine budgets
     assert frame[rs.RUN_ID].nunique() == 3 * 2 + 3 * 6
-    table = load_runs(summary["runs_table"])
+    table = read_runs_table(summary["runs_table"])
     assert len(table.n) == len(frame)
     np.testing.assert_array_equal(table.c_nonembedding, frame[rs.COMPUTE_NONEMBEDDING])
     assert table.frame[rs.COMPUTE_NONEMBEDDING].dtype == np.float64

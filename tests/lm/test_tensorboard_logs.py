@@ -14,7 +14,7 @@ from jaxscale.cli import main
 from jaxscale.lm import presets
 from jaxscale.lm.sweep import RUNS_TABLE, TENSORBOARD_DIR
 from jaxscale.runs.policy import LossPolicy
-from jaxscale.runs.table import load_runs
+from jaxscale.runs.table import read_runs_table
 
 pytest.importorskip("tensorboard")
 CORPUS = Path(__file__).resolve().parents[3] / presets.SHARED_CORPUS  # ../shared/data beside the clone
@@ -31,9 +31,9 @@ def test_sweep_tensorboard_logs_read_back_as_its_runs_table(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # one size: the fits say they have no exponent
         assert main(["sweep", str(path), "--out", str(out), "--json", "--no-progress"]) == 0
-    csv = load_runs(out / RUNS_TABLE, sizes_vary=False, min_rows=1)
+    csv = read_runs_table(out / RUNS_TABLE, sizes_vary=False, min_rows=1)
     # the smoke runs evaluate twice or three times: keep runs of any length
-    logs = load_runs(out / TENSORBOARD_DIR, sizes_vary=False, min_rows=1, loss_policy=LossPolicy(min_points=1))
+    logs = read_runs_table(out / TENSORBOARD_DIR, sizes_vary=False, min_rows=1, loss_policy=LossPolicy(min_points=1))
     assert sorted(p.name for p in (out / TENSORBOARD_DIR).iterdir()) == sorted(set(csv.run_id))
     order, expected = np.lexsort((logs.step, logs.run_id)), np.lexsort((csv.step, csv.run_id))
     for field in ("run_id", "step", "n", "n_nonembedding", "d", "c", "c_nonembedding"):

@@ -14,7 +14,7 @@ from jaxscale.planning.refits import pool_of
 from jaxscale.planning.replay import replay, strategy
 from jaxscale.planning.simulated_runs import simulated_runs
 from jaxscale.planning.targets import n_star
-from jaxscale.runs.table import drop_highest_loss, load_runs
+from jaxscale.runs.table import drop_highest_loss, read_runs_table
 from tests.conftest import shared_data_file
 
 SEEDS = range(100)
@@ -33,7 +33,7 @@ def design_covers(real, seed: int, truth: float) -> bool:
 
 @pytest.mark.slow
 def test_the_designs_final_90_percent_intervals_are_calibrated():
-    real = drop_highest_loss(load_runs(shared_data_file("chinchilla_svg_extracted_data.csv")), 5)
+    real = drop_highest_loss(read_runs_table(shared_data_file("chinchilla_svg_extracted_data.csv")), 5)
     truth = float(optimal_allocation(ch.LAW, ch.EPOCH, 1e24).n[0])
     covered = [design_covers(real, seed, truth) for seed in SEEDS]
     assert 0.85 <= np.mean(covered) <= 0.95, f"coverage {np.mean(covered):.2f} over {len(covered)} seeds"

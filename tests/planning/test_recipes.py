@@ -14,7 +14,7 @@ from jaxscale.planning.multiplier import multipliers, per_decade
 from jaxscale.planning.recipes import compare_recipes, stacked
 from jaxscale.planning.simulated_runs import simulated_runs
 from jaxscale.plots.planning import multiplier_figure
-from jaxscale.runs.table import load_runs
+from jaxscale.runs.table import read_runs_table
 from tests.conftest import shared_data_file
 from tests.determinacy.test_curvature import isoflop_design
 
@@ -89,7 +89,7 @@ def test_the_95_percent_interval_covers_a_known_multiplier_in_90_percent_of_50_s
 
 @pytest.mark.slow
 def test_two_extractions_of_the_same_isoflop_curves():
-    runs = load_runs(shared_data_file("isoflops_public.csv"))
+    runs = read_runs_table(shared_data_file("isoflops_public.csv"))
     runs = runs.select(np.isin(runs.frame["source"], ["epochai_chinchilla", "ml_scalefit"]))
     result = compare_recipes(runs, "source", 1e22, recipes=["epochai_chinchilla", "ml_scalefit"], resamples=400)
     m = result.multipliers["ml_scalefit"]

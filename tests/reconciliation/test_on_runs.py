@@ -15,7 +15,7 @@ from jaxscale.cli import main
 from jaxscale.fitting.holdout import calibration, holdout_check
 from jaxscale.laws import chinchilla as ch
 from jaxscale.reconciliation.on_runs import reconcile_runs, summary
-from jaxscale.runs.table import from_arrays, load_runs
+from jaxscale.runs.table import from_arrays, read_runs_table
 
 P = ch.EPOCH
 GAMMA, DELTA = 3e4, 0.34
@@ -41,7 +41,7 @@ def sweep_table(noise: float = 0.0, seed: int = 0) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def result():
-    return reconcile_runs(load_runs(sweep_table(), run_by=RUN_BY), bootstrap_resamples=20)
+    return reconcile_runs(read_runs_table(sweep_table(), run_by=RUN_BY), bootstrap_resamples=20)
 
 
 def test_the_tables_own_embedding_relation_and_law(result):

@@ -15,7 +15,7 @@ from jaxscale.cli import main
 from jaxscale.fitting.approach1 import fit_approach1
 from jaxscale.fitting.approach2 import fit_approach2
 from jaxscale.laws import chinchilla as ch
-from jaxscale.runs.table import final_checkpoints, load_runs
+from jaxscale.runs.table import final_checkpoints, read_runs_table
 
 P = ch.EPOCH
 A_TRUE = P.beta / (P.alpha + P.beta)
@@ -42,7 +42,7 @@ def checkpoint_table() -> pd.DataFrame:
 
 
 def test_run_identity_from_several_columns_and_final_checkpoints():
-    table = load_runs(checkpoint_table(), run_by=RUN_BY)
+    table = read_runs_table(checkpoint_table(), run_by=RUN_BY)
     assert len(set(table.run_id)) == 8 and table.step is not None
     assert table.run_id[0] == "model=m10|peak_lr=0.001|total_steps=100"
     last = final_checkpoints(table)
@@ -53,23 +53,23 @@ def test_run_identity_from_several_columns_and_final_checkpoints():
 
 def test_final_checkpoints_need_run_identity():
     with pytest.raises(ValueError, match="run identity"):
-        final_checkpoints(load_runs(checkpoint_table()))
+        final_checkpoints(read_runs_table(checkpoint_table()))
 
 
 def test_where_keeps_the_matching_rows_and_names_a_miss():
-    table = load_runs(checkpoint_table(), where={"peak_lr": "0.004"})
+    table = read_runs_table(checkpoint_table(), where={"peak_lr": "0.004"})
     assert set(table.frame["peak_lr"]) == {0.004} and len(table) == 16
     with pytest.raises(ValueError, match="no row has model = 'm99'"):
-        load_runs(checkpoint_table(), where={"model": "m99"})
+        read_runs_table(checkpoint_table(), where={"model": "m99"})
 
 
 def test_losses_in_another_unit_draw_a_warning():
     frame = checkpoint_table().assign(loss=lambda f: np.exp(f["loss"]))  # a perplexity
     with pytest.warns(UserWarning, match="above 20 .* perplexity"):
-        load_runs(frame)
+        read_runs_table(frame)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        load_runs(checkpoint_table())
+        read_runs_table(checkpoint_table())
 
 
 def test_binary_file_is_named(tmp_path, capsys):
@@ -106,7 +106,7 @@ def curves(seed: int, noise: float = 0.005):
     rng = np.random.default_rng(seed)
     n, d = np.meshgrid(np.geomspace(3e7, 3e9, 10), np.geomspace(1e9, 3e12, 60), indexing="ij")
     loss = _law_loss(n, d) * np.exp(noise * rng.standard_normal(n.shape))
-    return load_runs(pd.DataFrame({"run_id": np.repeat(np.arange(10), 60), "n_total": n.ravel(),
+    return read_runs_table(pd.DataFrame({"run_id": np.repeat(np.arange(10), 60), "n_total": n.ravel(),
                                    "tokens": d.ravel(), "loss": loss.ravel()}))
 
 
@@ -119,7 +119,7 @@ def isoflops(seed: int, noise: float = 0.005):
     n = np.concatenate([np.geomspace(m / 4, m * 4, 9) * np.exp(rng.uniform(-0.1, 0.1, 9)) for m in centre])
     c = np.repeat(budgets, 9)
     loss = _law_loss(n, c / (6 * n)) * np.exp(noise * rng.standard_normal(n.size))
-    return load_runs(pd.DataFrame({"n_total": n, "compute_total": c, "loss": loss}))
+    return read_runs_table(pd.DataFrame({"n_total": n, "compute_total": c, "loss": loss}))
 
 
 @pytest.mark.parametrize("make, fit", [
@@ -141,7 +141,7 @@ def test_approach2_reports_every_slice_with_its_status(tmp_path, capsys):
     assert len(result.slices) == 9 and all(s.status in ("fitted", "edge") for s in result.slices)
     frame = table.frame
     last = frame.compute_total == frame.compute_total.max()
-    one_sided = load_runs(frame[~last | (frame.n_total > frame.n_total[last].median())])
+    one_sided = read_runs_table(frame[~last | (frame.n_total > frame.n_total[last].median())])
     assert fit_approach2(one_sided).slices[-1].status == "outside"  # sampled only above its optimum
     path = tmp_path / "iso.csv"
     table.frame.to_csv(path, index=False)

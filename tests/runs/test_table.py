@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from jaxscale.runs import schema as S
-from jaxscale.runs.table import drop_highest_loss, load_runs
+from jaxscale.runs.table import drop_highest_loss, read_runs_table
 from tests.conftest import shared_data_file
 
 GOOD = "N,D,loss\n1e8,2e9,3.1\n2e8,4e9,2.9\n4e8,8e9,2.7\n8e8,1.6e10,2.5\n1.6e9,3.2e10,2.4\n3.2e9,6.4e10,2.3\n"
@@ -20,7 +20,7 @@ def write(tmp_path, text, name="runs.csv"):
 
 
 def test_epoch_file_loads_as_it_is():
-    table = load_runs(shared_data_file("chinchilla_svg_extracted_data.csv"))
+    table = read_runs_table(shared_data_file("chinchilla_svg_extracted_data.csv"))
     assert len(table) == 245
     np.testing.assert_allclose(table.c, 6 * table.n * table.d, rtol=1e-12)
     assert table.n.dtype == np.float64
@@ -28,10 +28,10 @@ def test_epoch_file_loads_as_it_is():
 
 
 def test_compute_fills_tokens_and_tokens_fill_compute(tmp_path):
-    by_d = load_runs(write(tmp_path, GOOD))
+    by_d = read_runs_table(write(tmp_path, GOOD))
     text_c = "params,FLOPs,Loss\n" + "\n".join(
         f"{n},{6 * n * d},{l}" for n, d, l in zip(by_d.n, by_d.d, by_d.loss))
-    by_c = load_runs(write(tmp_path, text_c, "c.csv"))
+    by_c = read_runs_table(write(tmp_path, text_c, "c.csv"))
     np.testing.assert_allclose(by_c.d, by_d.d, rtol=1e-12)
     np.testing.assert_allclose(by_d.c, 6 * by_d.n * by_d.d)
 
@@ -43,7 +43,7 @@ def test_sweep_table_with_canonical_columns_loads_unchanged():
         S.N_TOTAL: n, S.N_NONEMBEDDING: n / 2, S.TOKENS: 20 * n, S.COMPUTE_TOTAL: 120 * n * n,
         S.COMPUTE_NONEMBEDDING: 60 * n * n, S.LOSS: np.linspace(4, 3, 6),
     })
-    table = load_runs(frame)
+    table = read_runs_table(frame)
     np.testing.assert_array_equal(table.n, n)
     np.testing.assert_array_equal(table.n_nonembedding, n / 2)
     np.testing.assert_array_equal(table.step, np.arange(6) * 100)
@@ -53,10 +53,10 @@ def test_sweep_table_with_canonical_columns_loads_unchanged():
 
 def test_explicit_column_names(tmp_path):
     text = GOOD.replace("N,D,loss", "size,toks,val")
-    table = load_runs(write(tmp_path, text), n_col="size", d_col="toks", loss_col="val")
+    table = read_runs_table(write(tmp_path, text), n_col="size", d_col="toks", loss_col="val")
     assert len(table) == 6
     with pytest.raises(ValueError, match="'nope'"):
-        load_runs(write(tmp_path, text), n_col="nope", d_col="toks", loss_col="val")
+        read_runs_table(write(tmp_path, text), n_col="nope", d_col="toks", loss_col="val")
 
 
 BAD_TABLES = {
@@ -87,8 +87,8 @@ BAD_TABLES = {
 
 @pytest.mark.parametrize("delimiter", [",", "\t", ";"])
 def test_tab_and_semicolon_separated_tables_load_as_csv_does(tmp_path, delimiter):
-    table = load_runs(write(tmp_path, GOOD.replace(",", delimiter)))
-    expected = load_runs(write(tmp_path, GOOD))
+    table = read_runs_table(write(tmp_path, GOOD.replace(",", delimiter)))
+    expected = read_runs_table(write(tmp_path, GOOD))
     np.testing.assert_array_equal(table.n, expected.n)
     np.testing.assert_array_equal(table.loss, expected.loss)
 
@@ -97,7 +97,7 @@ def test_tab_and_semicolon_separated_tables_load_as_csv_does(tmp_path, delimiter
 def test_bad_tables_raise_one_line_naming_row_and_column(tmp_path, kind):
     text, pattern = BAD_TABLES[kind]
     with pytest.raises(ValueError, match=pattern) as err:
-        load_runs(write(tmp_path, text))
+        read_runs_table(write(tmp_path, text))
     assert "\n" not in str(err.value)
 
 
@@ -117,28 +117,28 @@ def test_a_file_that_is_no_csv_table_is_named_for_what_it_is(tmp_path, kind):
     path = tmp_path / name
     path.write_bytes(content)
     with pytest.raises(ValueError, match=pattern):
-        load_runs(path)
+        read_runs_table(path)
 
 
 def test_a_directory_without_runs_is_named_a_directory(tmp_path):
     with pytest.raises(ValueError, match=r"a directory with no runs jaxscale reads"):
-        load_runs(tmp_path)
+        read_runs_table(tmp_path)
 
 
 def test_bad_dataframe_names_row_and_column():
     frame = pd.DataFrame({"n_total": [1e8, 2e8, 3e8, 4e8, 5e8], "tokens": [1e9, 2e9, np.nan, 4e9, 5e9],
                           "loss": [3, 2.9, 2.8, 2.7, 2.6]})
     with pytest.raises(ValueError, match=r"row 3, column 'tokens': missing value"):
-        load_runs(frame)
+        read_runs_table(frame)
 
 
 def test_missing_file_is_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError):
-        load_runs(tmp_path / "absent.csv")
+        read_runs_table(tmp_path / "absent.csv")
 
 
 def test_drop_highest_loss_keeps_order_and_drops_the_k_worst(tmp_path):
-    table = load_runs(write(tmp_path, GOOD))
+    table = read_runs_table(write(tmp_path, GOOD))
     kept = drop_highest_loss(table, 2)
     np.testing.assert_array_equal(kept.loss, [2.7, 2.5, 2.4, 2.3])
     np.testing.assert_array_equal(kept.n, [4e8, 8e8, 1.6e9, 3.2e9])
@@ -149,10 +149,10 @@ def test_drop_highest_loss_keeps_order_and_drops_the_k_worst(tmp_path):
 def test_nonembedding_compute_is_six_n_nonembedding_d_unless_given():
     n = np.array([1e6, 2e6, 4e6, 8e6, 1.6e7])
     frame = pd.DataFrame({S.N_TOTAL: n, S.N_NONEMBEDDING: n / 2, S.TOKENS: 20 * n, S.LOSS: np.linspace(4, 3, 5)})
-    filled = load_runs(frame)
+    filled = read_runs_table(frame)
     np.testing.assert_array_equal(filled.c_nonembedding, 6 * (n / 2) * 20 * n)
     np.testing.assert_array_equal(filled.frame[S.COMPUTE_NONEMBEDDING], filled.c_nonembedding)
-    given = load_runs(frame.assign(**{S.COMPUTE_NONEMBEDDING: 70 * n * n}))
+    given = read_runs_table(frame.assign(**{S.COMPUTE_NONEMBEDDING: 70 * n * n}))
     np.testing.assert_array_equal(given.c_nonembedding, 70 * n * n)
     for basis, expected in (("total", (filled.n, filled.c)), ("nonembedding", (n / 2, filled.c_nonembedding))):
         np.testing.assert_array_equal(filled.on_basis(basis), expected)
@@ -160,4 +160,4 @@ def test_nonembedding_compute_is_six_n_nonembedding_d_unless_given():
     with pytest.raises(ValueError, match="basis must be one of"):
         filled.on_basis("embedding")
     with pytest.raises(ValueError, match="n_nonembedding"):
-        load_runs(frame.drop(columns=S.N_NONEMBEDDING)).on_basis("nonembedding")
+        read_runs_table(frame.drop(columns=S.N_NONEMBEDDING)).on_basis("nonembedding")

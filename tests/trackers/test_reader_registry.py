@@ -13,7 +13,7 @@ import pytest
 from jaxscale.cli import main
 from jaxscale.trackers import sources
 from jaxscale.trackers.logged import Logged, Reader, scalars_frame
-from jaxscale.runs.table import load_runs
+from jaxscale.runs.table import read_runs_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,9 +51,9 @@ def test_a_registered_reader_is_detected_and_read_everywhere(registered, toy_fil
     assert sources.detect_kind(toy_file) == sources.detect_kind(toy_file.parent) == "toy"
     assert sources.detect_kind(f"toy://{toy_file}") == "toy"
     assert sources.source_kinds()[-1] == "toy"
-    table = load_runs(toy_file, sizes_vary=False)
+    table = read_runs_table(toy_file, sizes_vary=False)
     assert table.report.kind == "toy" and sorted(table.run_id.tolist()) == ["r1"] * 5 + ["r2"] * 5 + ["r4"] * 5
-    assert load_runs(f"toy://{toy_file}", sizes_vary=False).report.kind == "toy"
+    assert read_runs_table(f"toy://{toy_file}", sizes_vary=False).report.kind == "toy"
     assert main(["runs", str(toy_file), "--source", "toy", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["kind"] == "toy"
     with pytest.raises(SystemExit):
@@ -70,7 +70,7 @@ def test_a_reader_takes_its_options_and_refuses_others(registered, toy_file):
 
 def test_the_kinds_listed_in_messages_come_from_the_registry(registered, toy_file, tmp_path):
     with pytest.raises(ValueError, match="must be one of table, tensorboard, mlflow, wandb, toy; got 'nope'"):
-        load_runs(toy_file, source_kind="nope")
+        read_runs_table(toy_file, source_kind="nope")
     with pytest.raises(ValueError, match=r"URIs read: mlflow: sqlite, .*; toy: toy\)"):
         sources.detect_kind("gopher://host/runs")
     (tmp_path / "empty").mkdir()
@@ -90,7 +90,7 @@ def test_a_reader_whose_package_is_missing_names_its_extra(monkeypatch, toy_file
     monkeypatch.setattr(sources, "READERS", (*sources.READERS, needy))
     needs = r"reading toy runs needs jaxscale_no_such_package: pip install 'jaxscale\[trackers\]'"
     with pytest.raises(ValueError, match=needs):
-        load_runs(toy_file)
+        read_runs_table(toy_file)
 
 
 def test_the_guide_lists_every_registered_kind():

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from jaxscale.cli import main
-from jaxscale.runs.table import load_runs
+from jaxscale.runs.table import read_runs_table
 from tests.trackers import trackers
 
 pytest.importorskip("tensorboard")
@@ -32,7 +32,7 @@ def _runs_exit_2(source, capsys) -> str:
 def _loaded_with_warnings(source):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        table = load_runs(source, sizes_vary=False, min_rows=1)
+        table = read_runs_table(source, sizes_vary=False, min_rows=1)
     return table, [str(w.message) for w in caught]
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import jaxscale as js
-from jaxscale.runs.table import load_runs
+from jaxscale.runs.table import read_runs_table
 from tests.trackers import trackers
 
 pytest.importorskip("mlflow")
@@ -47,7 +47,7 @@ def test_summary_writer_logs_with_add_hparams_fit_as_the_csv(tmp_path, from_the_
     assert len(table) == sum(len(points) for _, points in runs.values())
     np.testing.assert_allclose(_parameters(root), from_the_csv, rtol=1e-8)
     np.testing.assert_allclose(from_the_csv, [trackers.CHINCHILLA[k] for k in NAMES], rtol=1e-3)  # the law put in
-    one = load_runs(root / name, sizes_vary=False)  # one run's directory given: the run, its sub-directory merged
+    one = read_runs_table(root / name, sizes_vary=False)  # one run's directory given: the run, its sub-directory merged
     assert [line.run_id for line in one.report.runs] == [name] and one.n[0] == runs[name][0]
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from jaxscale.cli import main
 from jaxscale.trackers.sources import detect_kind, read_source
-from jaxscale.runs.table import load_runs
+from jaxscale.runs.table import read_runs_table
 from tests.trackers import trackers
 
 pytest.importorskip("tensorboard")
@@ -59,8 +59,8 @@ def test_one_set_of_runs_fits_to_identical_parameters_from_all_four(four_ways):
 
 @pytest.mark.parametrize("kind", ["tensorboard", "mlflow", "wandb"])
 def test_readers_give_the_tidy_table(four_ways, kind):
-    tidy = load_runs(four_ways["table"])
-    read = load_runs(four_ways[kind])
+    tidy = read_runs_table(four_ways["table"])
+    read = read_runs_table(four_ways[kind])
     order = np.lexsort((read.step, read.run_id))
     expected = np.lexsort((tidy.step, tidy.run_id))
     for field in ("run_id", "step", "n", "d", "c", "loss"):
@@ -80,10 +80,10 @@ def test_mlflow_client_histories_equal_the_bulk_query(four_ways):
 
 
 def test_loss_policies_choose_final_min_and_ema(four_ways):
-    every = load_runs(four_ways["tensorboard"])
-    final = load_runs(four_ways["tensorboard"], loss_policy="final")
-    minimum = load_runs(four_ways["tensorboard"], loss_policy="min")
-    ema = load_runs(four_ways["tensorboard"], loss_policy="ema:4")
+    every = read_runs_table(four_ways["tensorboard"])
+    final = read_runs_table(four_ways["tensorboard"], loss_policy="final")
+    minimum = read_runs_table(four_ways["tensorboard"], loss_policy="min")
+    ema = read_runs_table(four_ways["tensorboard"], loss_policy="ema:4")
     assert len(final) == len(minimum) == len(ema) == 12 and len(every) == 12 * 8
     # the law's curves fall: the final point is the minimum, and an EMA of a falling curve lies above it
     np.testing.assert_array_equal(final.loss, minimum.loss)
@@ -102,7 +102,7 @@ def test_restart_nan_and_a_run_without_size_are_named_and_the_rest_fitted(tmp_pa
     root = trackers.write_tensorboard(tmp_path / "tb", runs)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        table = load_runs(root, loss_policy="final")
+        table = read_runs_table(root, loss_policy="final")
     messages = [str(w.message) for w in caught]
     assert any(name_restart in m and "restart at step 500 after step 800" in m for m in messages)
     assert any(name_nan in m and "non-finite loss at step 700" in m for m in messages)
@@ -113,7 +113,7 @@ def test_restart_nan_and_a_run_without_size_are_named_and_the_rest_fitted(tmp_pa
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert main(["fit", str(root), "--loss-policy", "every", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["n_points"] == len(load_runs(root, loss_policy="every"))
+    assert json.loads(capsys.readouterr().out)["n_points"] == len(read_runs_table(root, loss_policy="every"))
     for name in (name_restart, name_nan, name_nosize):
         assert any(name in str(w.message) for w in caught)
 
@@ -159,7 +159,7 @@ def test_a_directory_of_two_kinds_asks_for_the_kind(four_ways, tmp_path):
     trackers.write_wandb(tmp_path / "mixed", dict(list(trackers.curves().items())[:1]))
     with pytest.raises(ValueError, match="holds tensorboard and wandb runs at once; name the kind"):
         detect_kind(tmp_path / "mixed")
-    assert load_runs(tmp_path / "mixed", source_kind="wandb", sizes_vary=False, min_rows=1).report.kind == "wandb"
+    assert read_runs_table(tmp_path / "mixed", source_kind="wandb", sizes_vary=False, min_rows=1).report.kind == "wandb"
 
 
 def test_wandb_history_files_parquet_and_jsonl(tmp_path):
@@ -171,12 +171,12 @@ def test_wandb_history_files_parquet_and_jsonl(tmp_path):
     history = pd.concat(frames)
     history.to_parquet(tmp_path / "history.parquet")
     pd.DataFrame([{"Name": n, **cfg} for n, (cfg, _) in runs.items()]).to_csv(tmp_path / "config.csv", index=False)
-    from_parquet = load_runs(tmp_path / "history.parquet", config=tmp_path / "config.csv", sizes_vary=False)
+    from_parquet = read_runs_table(tmp_path / "history.parquet", config=tmp_path / "config.csv", sizes_vary=False)
     (tmp_path / "jsonl").mkdir()
     for name, frame in history.groupby("name"):  # as json.dumps writes each history row
         lines = [json.dumps(row) for row in frame.drop(columns="name").to_dict("records")]
         (tmp_path / "jsonl" / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
-    from_jsonl = load_runs(tmp_path / "jsonl", config=tmp_path / "config.csv", sizes_vary=False)
+    from_jsonl = read_runs_table(tmp_path / "jsonl", config=tmp_path / "config.csv", sizes_vary=False)
     assert not from_parquet.report.dropped and not from_jsonl.report.dropped
     order = np.lexsort((from_jsonl.step, from_jsonl.run_id))
     np.testing.assert_array_equal(from_parquet.loss, from_jsonl.loss[order])
@@ -224,6 +224,6 @@ def test_a_wandb_history_column_of_text_is_named(tmp_path):
     pd.DataFrame([{"Name": n, **cfg} for n, (cfg, _) in runs.items()]).to_csv(tmp_path / "config.csv", index=False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        table = load_runs(tmp_path / "history.parquet", config=tmp_path / "config.csv", sizes_vary=False)
+        table = read_runs_table(tmp_path / "history.parquet", config=tmp_path / "config.csv", sizes_vary=False)
     line = f"{tmp_path / 'history.parquet'}: column 'phase' is not numbers, not read as a metric"
     assert table.report.dropped == (line,) and any(line in str(w.message) for w in caught)
