@@ -13,7 +13,7 @@ from jaxscale._api._results import Result, rows
 if TYPE_CHECKING:
     import pandas as pd
 
-    from jaxscale.runs.sources import SourceReport
+    from jaxscale.trackers.sources import SourceReport
     from jaxscale.runs.table import RunsTable
 
 
@@ -24,7 +24,7 @@ class RunsReport(Result):
     Attributes:
         table: the tidy runs table (:class:`~jaxscale.runs.table.RunsTable`).
         report: the source's kind, origin, metric, loss policy and one line per run
-            (:class:`~jaxscale.runs.sources.SourceReport`).
+            (:class:`~jaxscale.trackers.sources.SourceReport`).
     """
 
     table: RunsTable
@@ -83,7 +83,7 @@ def inspect_runs(source: str | Path | pd.DataFrame, *, kind: str | None = None, 
 
     Args:
         source: a runs table (CSV or DataFrame), a TensorBoard log directory, an MLflow store or
-            URI, or W&B exports (:mod:`jaxscale.runs.sources`).
+            URI, or W&B exports (:mod:`jaxscale.trackers.sources`).
         kind: the source's kind, ``"table"``, ``"tensorboard"``, ``"mlflow"`` or ``"wandb"``
             (default: detected).
         metric: a tracker's logged metric read as the loss (default: val_loss, eval/loss, ...,
@@ -96,7 +96,7 @@ def inspect_runs(source: str | Path | pd.DataFrame, *, kind: str | None = None, 
         A :class:`RunsReport`.
     """
     from jaxscale.runs.policy import as_policy
-    from jaxscale.runs.sources import table_report
+    from jaxscale.trackers.sources import table_report
     from jaxscale.runs.table import read_runs_table
 
     policy = as_policy(loss_policy)  # checked before any reading

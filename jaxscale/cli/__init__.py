@@ -90,12 +90,15 @@ def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 def _in_option_names(message: str, parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
     """``message`` with the Python names of the command's options (``min_cost``, ``drop_highest``:
     how the verbs name their arguments) written as the options a user typed (``--min-cost``).
-    Only names with an underscore are replaced: a plain word such as ``law`` is also prose."""
+    Only names with an underscore are replaced (a plain word such as ``law`` is also prose), not
+    where quoted (a column of that name) nor where the message already names the option."""
     for action in _command_parser(parser, args)._actions:
         longs = [o for o in action.option_strings if o.startswith("--")]
         names = {action.dest, *(o[2:].replace("-", "_") for o in longs)}
-        for name in (n for n in names if "_" in n and longs):
-            message = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", longs[0], message)
+        if not longs or longs[0] in message:  # the message names the option already
+            continue
+        for name in (n for n in names if "_" in n):  # a quoted name is a column, not the option
+            message = re.sub(rf"(?<![\w'-]){re.escape(name)}(?![\w'-])", longs[0], message)
     return message
 
 

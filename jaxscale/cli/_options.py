@@ -105,15 +105,38 @@ def at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+class _SourceKind(argparse.Action):
+    """``--source KIND``: one of the registered readers' kinds
+    (:data:`jaxscale.trackers.sources.READERS`), looked up only when the option is given or the
+    help is shown, so that building the parser loads no reader (nor pandas)."""
+
+    @property
+    def help(self) -> str:
+        return f"the runs' source, one of {', '.join(_kinds())} (default: detected)"
+
+    @help.setter
+    def help(self, _: str | None) -> None:  # argparse sets it; the property above answers
+        pass
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        if values not in _kinds():
+            parser.error(f"argument --source: invalid choice: {values!r} (choose from {', '.join(_kinds())})")
+        setattr(namespace, self.dest, values)
+
+
+def _kinds() -> tuple[str, ...]:
+    from jaxscale.trackers.sources import source_kinds
+
+    return tuple(source_kinds())
+
+
 def add_source(p: argparse.ArgumentParser) -> None:
     """How to read runs that live in an experiment tracker (:mod:`jaxscale.trackers.sources`): its
     kind, the metric read as the loss, a W&B runs-table export, and the loss policy."""
     from jaxscale.runs.schema import LOSS_POLICIES
-    from jaxscale.trackers.sources import source_kinds
 
-    kinds = source_kinds()  # the registered readers' (jaxscale.trackers.sources.READERS)
-    p.add_argument("--source", dest="source_kind", choices=kinds, default=None, metavar="KIND",
-                   help=f"the runs' source, one of {', '.join(kinds)} (default: detected)")
+    p.add_argument("--source", dest="source_kind", action=_SourceKind, default=None, metavar="KIND")
     p.add_argument("--metric", default=None, metavar="NAME",
                    help="a tracker's logged metric read as the loss (default: val_loss, eval/loss, ..., loss, "
                    "train_loss)")

@@ -144,4 +144,4 @@ def test_a_schedule_option_the_table_would_ignore_is_refused(tmp_path, capsys):
     assert code == 2 and "warmup_steps (--warmup-steps): the table's 'warmup_steps' column is complete" in err
     code, err = _run(capsys, ["curve", str(runs), "--fit-runs", "a", "--predict", "b", "--warmup-steps", "5",
                               "--lr-source", "recorded"])
-    assert code == 2 and "warmup_steps (--warmup-steps) names the schedule of lr_source named" in err
+    assert code == 2 and "warmup_steps (--warmup-steps) names the schedule of --lr-source named" in err

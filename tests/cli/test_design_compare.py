@@ -74,7 +74,7 @@ def test_design_from_the_priors_with_a_users_candidates(tmp_path, capsys):
     (["--target", "N*", "--budget", "1e21"], "target 'N*'"),
     (["--budget", "0"], "must be a finite number > 0"),
     (["--budget", "1e21", "--max-runs", "0"], "argument --max-runs: must be an integer >= 1"),
-    (["--budget", "1e21", "--max-cost", "1e20", "--min-cost", "1e21"], "min_cost 1e+21 must be below max_cost"),
+    (["--budget", "1e21", "--max-cost", "1e20", "--min-cost", "1e21"], "--min-cost 1e+21 must be below --max-cost"),
     (["--budget", "1e21", "--candidates", "c.csv", "--max-cost", "1e20"], "not with --candidates"),
 ])
 def test_design_refuses_bad_options(capsys, options, message):

@@ -74,7 +74,7 @@ def test_the_joint_laws_posterior_is_printed_beside_the_per_group_intervals(tmp_
     (["hparams", "x.csv", "--no-joint", "--posterior"], "--posterior samples"),
     (["schedule", "--steps", "100", "--peak-lr", "3e-4"], "give RUNS with --fit-runs, or --published"),
     (["schedule", "--published", "luo-25m", "--steps", "100", "--peak-lr", "3e-4", "--warmup-steps", "100"],
-     "warmup_steps < steps - 1"),
+     "--warmup-steps < steps - 1"),
 ])
 def test_bad_options_exit_2_with_one_line(capsys, argv, message):
     code, out, err = run_cli(capsys, *argv)
