@@ -34,13 +34,16 @@ class Figures(dict):
     """Figures by name (the file stem :meth:`save` writes), shown as images in a notebook."""
 
     def save(self, directory: str | Path, dpi: int = DPI) -> list[Path]:
-        """Write every figure as ``directory/NAME.png`` (the directory is made if needed)."""
+        """Write every figure as ``directory/NAME.png`` (the directory is made if needed), each
+        complete or absent (:func:`jaxscale.support.atomic.atomic_path`)."""
+        from jaxscale.support.atomic import atomic_path
+
         directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
         paths = []
         for name, figure in self.items():
             paths.append(directory / f"{name}.png")
-            figure.savefig(paths[-1], dpi=dpi)
+            with atomic_path(paths[-1]) as tmp:
+                figure.savefig(tmp, dpi=dpi, format="png")
         return paths
 
     def _repr_html_(self) -> str:
@@ -96,9 +99,19 @@ class Result:
         return Figures()
 
     def save(self, directory: str | Path) -> list[str]:
-        """Write :meth:`plot`'s figures and the result's data files into ``directory``; their paths."""
-        paths = self.plot().save(directory)
-        return [str(p) for p in [*paths, *self._data_files(Path(directory))]]
+        """Write :meth:`plot`'s figures and the result's data files into ``directory``, then its
+        ``manifest.json`` (each file's size and SHA-256); their paths, the manifest's last.
+
+        Each file is complete or absent, whenever the process stops, and one process at a time
+        writes a directory (:mod:`jaxscale.support.atomic`: another one's writing is refused in
+        one line naming it)."""
+        from jaxscale.support.atomic import OutputLock, write_manifest
+
+        directory = Path(directory)
+        with OutputLock(directory):
+            paths = [*self.plot().save(directory), *self._data_files(directory)]
+            paths.append(write_manifest(directory, paths))
+        return [str(p) for p in paths]
 
     def _data_files(self, directory: Path) -> list[Path]:
         return []

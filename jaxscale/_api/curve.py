@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from jaxscale._api._results import Figures, Result, bounds, rows
@@ -82,6 +83,7 @@ class CurveReport(Result):
                    "groups": [f.summary() for f in self.fits],
                    "final_errors": [dict(e, **f.group) for f in self.fits
                                     for e in f.final_errors().to_dict("records")]}
+        numbers.update(_headline(self.fits))
         if self.every_checkpoint is not None:
             numbers["every_checkpoint"] = self.every_checkpoint
         return {**numbers, "seconds": self.seconds}
@@ -292,12 +294,24 @@ def _multipower_text(numbers: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _headline(fits: Sequence[CurveFit]) -> dict[str, Any]:
+    """The headline error, the same in text and JSON: the mean absolute relative error of the
+    predicted final losses over the runs of the groups whose predictions are plausible
+    (:func:`jaxscale.curves.lr_annealing_fit.implausible_prediction`), None if any of theirs is
+    undefined; the implausible groups by name, with why."""
+    kept = [f for f in fits if f.implausible() is None]
+    errors = [e for f in kept for e in f.final_errors()["relative_error"]]
+    defined = bool(errors) and all(np.isfinite(errors))
+    return {"final_mare": float(np.mean(np.abs(errors))) if defined else None,
+            "implausible_groups": [{**f.group, "reason": f.implausible()} for f in fits if f not in kept]}
+
+
 def _annealing_text(numbers: dict[str, Any]) -> list[str]:
     """A row per group (its fit and the errors of its predictions), the errors over every
     predicted run, the intervals' coverage and the every-checkpoint comparison."""
     groups = numbers["groups"]
     keys = [k for k in groups[0] if k not in ("decay", "L0", "A", "C", "alpha", "fitted_runs", "fitted_points",
-                                                 "predicted_runs", "final_mare", "final_max_are", "curve_mare",
+                                                 "predicted_runs", "final_mare", "final_max_are", "curve_mare", "implausible",
                                                  *BOOTSTRAP_KEYS)]
     intervals = "final_coverage" in groups[0]
     header = [*keys, "lambda", "fitted runs", "points", "predicted", "final MARE", "final max", "curve MARE", "alpha",
@@ -314,11 +328,12 @@ def _annealing_text(numbers: dict[str, Any]) -> list[str]:
             cells += ["undefined" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]",
                       "undefined" if coverage is None else f"{coverage:.0%}"]
         lines.append("| " + " | ".join(cells) + " |")
-    defined = [g["final_mare"] for g in groups if g["final_mare"] is not None]
     runs = sum(g["predicted_runs"] for g in groups)
-    errors = [abs(e["relative_error"]) for e in numbers["final_errors"]]
+    for g in groups:
+        if g["implausible"]:
+            lines.append(f"WARNING: {', '.join(f'{k} {g[k]}' for k in keys)}: {g['implausible']}; left out of the mean below")
     lines.append(f"{len(groups)} groups, {runs} runs predicted; mean absolute relative error of the final loss over "
-                 f"runs: {_cell(sum(errors) / len(errors) if len(defined) == len(groups) else None)}")
+                 f"runs{' of the plausible groups' if numbers['implausible_groups'] else ''}: {_cell(numbers['final_mare'])}")
     if intervals:
         covered = sum(e["predicted_lo"] <= e["loss"] <= e["predicted_hi"] for e in numbers["final_errors"])
         lines.append(f"95% intervals from {numbers['bootstrap']} moving-block resamples of the fitted checkpoints "

@@ -20,6 +20,7 @@ from jaxscale.determinacy.identifiability import Identifiability, identifiabilit
 from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
 from jaxscale.runs.table import RunsTable
+from jaxscale.support.atomic import atomic_path
 
 #: The approaches of Hoffmann et al. (2022) that :func:`fit` runs.
 METHODS = ("approach3", "approach2", "approach1")
@@ -131,7 +132,8 @@ class FitReport(Result):
         if self.refits is None:
             return []
         path = directory / "bootstrap_draws.csv"
-        pd.DataFrame(self.refits.table()).to_csv(path, index=False)
+        with atomic_path(path) as tmp:
+            pd.DataFrame(self.refits.table()).to_csv(tmp, index=False)
         return [path]
 
     def _title(self) -> str:

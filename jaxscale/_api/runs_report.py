@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jaxscale._api._results import Result, rows
+from jaxscale.support.atomic import atomic_path
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,7 +43,8 @@ class RunsReport(Result):
 
     def _data_files(self, directory: Path) -> list[Path]:
         path = directory / "runs.csv"
-        self.table.frame.to_csv(path, index=False)
+        with atomic_path(path) as tmp:
+            self.table.frame.to_csv(tmp, index=False)
         return [path]
 
     def _title(self) -> str:

@@ -18,6 +18,7 @@ import re
 import sys
 import warnings
 
+from jaxscale.cli._options import release_outputs
 from jaxscale.support.plausibility import PlausibilityWarning
 from jaxscale.support.compilation_cache import enable_compilation_cache
 
@@ -76,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         warnings.formatwarning = formatwarning
+        release_outputs()
 
 
 def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
 
+from jaxscale.support.atomic import OutputLock
+
 if TYPE_CHECKING:  # the CLI imports its heavy modules only when a command runs
     from jaxscale import RunsTable
 
@@ -292,9 +294,10 @@ def deferred_table(args: argparse.Namespace, path: str | Path | None = None) -> 
 
 def check_out(out: str | Path | None, option: str = "--out") -> None:
     """``out`` can take the command's files: a directory, or a path that can be made one (its
-    nearest existing ancestor is a writable directory). Called before any work, so that no
-    sampling, training or fitting is lost to a path that cannot be written; raises ValueError
-    naming ``option`` as the user typed it."""
+    nearest existing ancestor is a writable directory), that no other process is writing. Called
+    before any work, so that no sampling, training or fitting is lost to a path that cannot be
+    written; raises ValueError naming ``option`` as the user typed it, or naming the process that
+    holds the directory. The command holds it until it ends (:func:`release_outputs`)."""
     if out is None:
         return
     path = Path(out)
@@ -305,6 +308,17 @@ def check_out(out: str | Path | None, option: str = "--out") -> None:
         raise ValueError(f"{option} {out}: {existing} is a file, not a directory")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ValueError(f"{option} {out}: cannot write in {existing} (permission denied)")
+    _held.append(OutputLock(path).acquire())  # another process writing there is refused, naming it
+
+
+#: The output directories this command holds (:func:`check_out`), released by :func:`release_outputs`.
+_held: list[OutputLock] = []
+
+
+def release_outputs() -> None:
+    """Release the output directories :func:`check_out` took (at the end of every command)."""
+    while _held:
+        _held.pop().release()
 
 
 def report(result: Any, args: argparse.Namespace) -> int:

@@ -58,6 +58,9 @@ TRANSIENT_WARMUPS = 10
 #: less is not seen in any real curve. Set from that argument alone; it marks none of the (Mis)Fitting
 #: table's 32 groups.
 RESOLVED_FALL = 1e-6
+#: How far outside its fitted losses a predicted final loss may lie (a factor, either way) before
+#: the prediction is reported implausible (:func:`implausible_prediction`).
+PLAUSIBLE_FACTOR = 2.0
 #: How a sweep names the cosine run of a size's 1.0 x budget (``jaxscale.lm.sweep.run_id``).
 ONE_BUDGET = "_x1_"
 
@@ -109,11 +112,16 @@ class CurveFit:
         last = self.predictions.loc[self.predictions.groupby(rs.RUN_ID, sort=False)[rs.STEP].idxmax()]
         return last.assign(relative_error=last["predicted"] / last[rs.LOSS] - 1).reset_index(drop=True)
 
+    def implausible(self) -> str | None:
+        """Why this group's predictions are implausible (:func:`implausible_prediction`), or None."""
+        return implausible_prediction(self.final_errors()["predicted"].to_numpy(np.float64), self.fit.runs.loss)
+
     def summary(self) -> dict[str, Any]:
         """Group, fit (alpha None where the checkpoints do not determine it: :func:`alpha_determined`),
         and the mean absolute relative error of the predicted final losses (None if no run was
         predicted, or a prediction is undefined: the law's loss <= 0 there), and of every predicted
-        checkpoint in the law's domain (``in_domain``)."""
+        checkpoint in the law's domain (``in_domain``); ``implausible``, why its predictions are
+        not to be believed (:func:`implausible_prediction`), or None."""
         final = self.final_errors()
         judged = self.predictions[self.predictions["in_domain"]]
         curve = (judged["predicted"] / judged[rs.LOSS] - 1).abs()
@@ -127,6 +135,7 @@ class CurveFit:
             "final_mare": float(final["relative_error"].abs().mean()) if defined else None,
             "final_max_are": float(final["relative_error"].abs().max()) if defined else None,
             "curve_mare": float(curve.mean()) if defined and np.isfinite(curve).all() else None,
+            "implausible": self.implausible(),
         }
         if self.draws is not None:
             inside = (final["predicted_lo"] <= final[rs.LOSS]) & (final[rs.LOSS] <= final["predicted_hi"])
@@ -134,6 +143,20 @@ class CurveFit:
             out["final_coverage"] = float(inside.mean()) if len(final) else None
             out["bootstrap_refits"] = len(self.draws.alpha)
         return out
+
+
+def implausible_prediction(predicted: np.ndarray, fitted_losses: np.ndarray) -> str | None:
+    """Why predicted final losses are no extrapolation of the fitted curves, or None: a loss more
+    than :data:`PLAUSIBLE_FACTOR` times the highest fitted loss, or below the lowest divided by it.
+    A curve that falls and flattens predicts a longer run a little below its fitted checkpoints,
+    never several times above them (a smoke sweep's group predicted 3,438 nats, a 12,662% error,
+    from checkpoints of about 7); declared before it was applied to any table."""
+    lo, hi = float(np.min(fitted_losses)), float(np.max(fitted_losses))
+    outside = predicted[np.isfinite(predicted) & ((predicted > PLAUSIBLE_FACTOR * hi) | (predicted < lo / PLAUSIBLE_FACTOR))]
+    if not len(outside):
+        return None
+    return (f"a predicted final loss of {outside[0]:.4g} lies far outside the fitted checkpoints' {lo:.4g} .. {hi:.4g}: "
+            "the fit does not extrapolate (too few or too flat fitted checkpoints?)")
 
 
 def alpha_determined(fit: FitResult) -> bool:

@@ -44,7 +44,7 @@ from jaxscale.lm.tokens import TokenBatches, prepare_tokens
 from jaxscale.networks.transformer import TransformerConfig
 from jaxscale.runs import schema as rs
 from jaxscale.runs.table import RunsTable, read_runs_table
-from jaxscale.support.atomic import atomic_path, write_text_atomic
+from jaxscale.support.atomic import atomic_path, write_manifest, write_text_atomic
 from jaxscale.support.progress import progress_bar
 
 CONFIG = "config.json"
@@ -328,6 +328,7 @@ def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True, microbat
     frontiers = {basis: (whole_frontier(cfg, loaded, best, basis), fit) for basis, fit in fitted.items()}
     report = diagnostics.sweep_diagnostics(loaded, sizes, losses, best, run_of, frontiers)
     write_text_atomic(out / DIAGNOSTICS, diagnostics.format_diagnostics(report))
+    write_manifest(out, [runs_table, out / TABLE, out / "table.md", out / "table_frontier_ranges.md", out / DIAGNOSTICS])
     return SweepResult(table, sizes, runs_table, loaded, best, time.perf_counter() - start, report)
 
 

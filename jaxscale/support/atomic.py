@@ -11,12 +11,20 @@ Two processes writing one ``--out`` would each report the same files as theirs w
 writer's silently win. :class:`OutputLock` makes the first one the owner of the directory for as
 long as it writes: a lock file ``.jaxscale.lock`` created exclusively, naming the holder (process
 id, host, command, start time). A second process is refused in one line naming the holder; a lock
-left by a process that no longer runs on this host is taken over (a kill leaves its lock behind).
+left by a process that no longer runs on this host is taken over (a kill leaves its lock behind),
+and so are the temporary files such a process left anywhere under the directory: they are
+removed, so that after a kill every file present is complete. A lock that made its directory
+removes the directory on release if nothing else was written there (a command refused before
+any work leaves no trace).
+
+Where a directory's writing is done, :func:`write_manifest` writes ``manifest.json`` last: each
+file's size and SHA-256, so a reader can tell a finished output from an interrupted one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import socket
@@ -29,6 +37,8 @@ from pathlib import Path
 LOCK_FILE = ".jaxscale.lock"
 #: Prefix of the temporary names (hidden; a leftover one is never read as output).
 _TEMPORARY = ".partial-"
+#: The manifest of a finished output directory (:func:`write_manifest`).
+MANIFEST = "manifest.json"
 
 
 @contextlib.contextmanager
@@ -84,13 +94,17 @@ class OutputLock:
         self.path = self.directory / LOCK_FILE
         self._depth = 0
         self._owner = False
+        self._made_directory = False
 
     def acquire(self) -> OutputLock:
         if self._depth:
             self._depth += 1
             return self
+        self._made_directory = not self.directory.exists()
         self.directory.mkdir(parents=True, exist_ok=True)
         self._owner = self._create() or self._create_after_dead_holder()
+        if self._owner:
+            _remove_dead_temporaries(self.directory)
         self._depth = 1
         return self
 
@@ -100,6 +114,8 @@ class OutputLock:
         self._depth -= 1
         if not self._depth and self._owner:
             self.path.unlink(missing_ok=True)
+            if self._made_directory and not any(self.directory.iterdir()):
+                self.directory.rmdir()
 
     def _create(self) -> bool:
         """Create the lock file naming this process; False if it exists."""
@@ -138,3 +154,29 @@ class OutputLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _remove_dead_temporaries(directory: Path) -> None:
+    """Remove the temporary files (:func:`atomic_path`) under ``directory`` of processes that no
+    longer run: a kill left them half-written."""
+    for path in directory.rglob(f"{_TEMPORARY}*"):
+        pid = path.name[len(_TEMPORARY):].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
+            path.unlink(missing_ok=True)
+
+
+def write_manifest(directory: str | Path, files: list[str | Path]) -> Path:
+    """Write ``directory/manifest.json``, last: each of ``files`` (relative to ``directory``, or
+    paths under it) with its size in bytes and SHA-256, beside the files an earlier manifest there
+    listed that are still present (a command that adds to an output, such as a sweep's report
+    beside its runs table, keeps the earlier entries, measured again)."""
+    directory = Path(directory)
+    previous = directory / MANIFEST
+    listed = json.loads(previous.read_text())["files"] if previous.is_file() else {}
+    paths = [directory / name for name in listed if (directory / name).is_file()]
+    paths += [Path(f) if Path(f).is_absolute() or Path(f).parent != Path(".") else directory / f for f in files]
+    entries = {}
+    for path in paths:
+        name = str(path.relative_to(directory)) if path.is_relative_to(directory) else str(path)
+        entries[name] = {"bytes": path.stat().st_size, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    return write_text_atomic(previous, json.dumps({"files": entries}, indent=1))

@@ -370,6 +370,7 @@ def train_from_file(
     """
     from jaxscale.word2vec.normalize import normalizer, read_words
     from jaxscale.word2vec.phrases import learn_phrases
+    from jaxscale.support.atomic import write_manifest
     from jaxscale.word2vec.vector_files import save_word2vec
 
     config = Word2VecConfig(**{k: v for k, v in options.items() if v is not None})
@@ -393,6 +394,7 @@ def train_from_file(
     save_word2vec(out / "vectors.bin", result.vectors, vocab.words, binary=True)
     if write_text:
         save_word2vec(out / "vectors.txt", result.vectors, vocab.words, binary=False)
+    write_manifest(out, ["vectors.bin", *(["vectors.txt"] if write_text else [])])
     return {
         **{k: getattr(config, k) for k in ("model", "loss", "dim", "window", "negative", "sample", "epochs")},
         "vocab_size": len(vocab),

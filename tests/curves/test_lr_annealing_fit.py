@@ -315,7 +315,7 @@ def test_curve_refuses_to_call_a_fitted_run_a_prediction(tmp_path, capsys):
     synthetic_runs().to_csv(path, index=False)
     code = main(["curve", str(path), "--fit-runs", "11760_constant,11760_cosine", "--predict", "11760_cosine"])
     err = capsys.readouterr().err
-    assert code == 2 and "predict 11760_cosine is also in fit_runs: its error would be in-sample" in err
+    assert code == 2 and "predict 11760_cosine is also in --fit-runs: its error would be in-sample" in err
 
 
 def test_the_curves_figures_draw_every_group_with_a_key_and_units():
@@ -359,3 +359,27 @@ def test_the_curves_figure_draws_the_law_only_where_it_was_fitted_and_judged():
         low, high = ax.get_ylim()
         margin = 0.1 * np.ptp(shown)
         assert shown.min() - margin <= low and high <= shown.max() + margin
+
+
+def test_a_prediction_far_outside_the_fitted_losses_is_implausible_and_left_out_of_the_headline():
+    """A smoke sweep's group predicted 3,438 nats from checkpoints near 7 (12,662%), and the
+    printed mean (4,221%) averaged it in; the group is now named implausible and left out of the
+    headline, the same number in text and JSON."""
+    from types import SimpleNamespace
+
+    from jaxscale._api.curve import _headline
+    from jaxscale.curves.lr_annealing_fit import implausible_prediction
+
+    fitted = np.array([7.2, 6.9, 6.8])
+    assert implausible_prediction(np.array([6.7, 6.6]), fitted) is None
+    assert "a predicted final loss of 3438 lies far outside" in implausible_prediction(np.array([3438.0]), fitted)
+    assert "far outside" in implausible_prediction(np.array([1.2]), fitted)
+
+    def group(size, errors, reason):
+        frame = pd.DataFrame({"relative_error": errors})
+        return SimpleNamespace(group={"size": size}, final_errors=lambda: frame, implausible=lambda: reason)
+
+    fits = [group("s1", [0.01, -0.03], None), group("s2", [126.62], "far outside")]
+    headline = _headline(fits)
+    assert headline["final_mare"] == pytest.approx(0.02)
+    assert headline["implausible_groups"] == [{"size": "s2", "reason": "far outside"}]
