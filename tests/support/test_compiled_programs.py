@@ -1,0 +1,140 @@
+"""Compiled programs kept on disk (:mod:`jaxscale.support.compiled_programs`): a program read
+back gives the results of one traced afresh to the bit, a fit read back the same parameters, and
+a bad file (truncated, another program's, another jax's) is never used."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import pickle
+
+import jax
+import numpy as np
+import pytest
+
+from jaxscale.core import lbfgs
+from jaxscale.fitting import approach3
+from jaxscale.fitting.objective import DELTA, ROWS_PER_CHUNK, fit_data, huber_objective
+from jaxscale.laws import chinchilla as ch
+from jaxscale.runs.table import from_arrays
+from jaxscale.support import compiled_programs as cp
+
+
+def _runs(size: int = 60, seed: int = 3):
+    rng = np.random.default_rng(seed)
+    n = np.exp(rng.uniform(np.log(1e7), np.log(1e10), size))
+    d = np.exp(rng.uniform(np.log(1e9), np.log(1e12), size))
+    with jax.enable_x64(True):
+        loss = np.asarray(ch.loss(n, d, ch.EPOCH)) * np.exp(rng.normal(0.0, 0.01, size))
+    return from_arrays(n, d, loss)
+
+
+@pytest.fixture
+def programs(tmp_path):
+    """A fresh program directory for the test, none after it."""
+    cp.use_directory(tmp_path)
+    yield tmp_path
+    cp.use_directory(None)
+
+
+def _objective_program() -> cp.PersistentJit:
+    """The Huber objective of a law as a program kept on disk (a new object: nothing in memory)."""
+    return cp.persistent_jit(huber_objective, static_argnums=(2, 3, 4, 5))
+
+
+def _objective_args():
+    runs = _runs()
+    data = fit_data((runs.n, runs.d), runs.loss)
+    return np.asarray(ch.LAW.to_vector(ch.EPOCH), np.float64), data, ch.LAW, DELTA, None, ROWS_PER_CHUNK
+
+
+def _no_compiling(*_):
+    raise AssertionError("compiled although a kept program was expected to be read")
+
+
+def _jitted(args):
+    with jax.enable_x64(True):
+        return np.asarray(jax.jit(huber_objective, static_argnums=(2, 3, 4, 5))(*args))
+
+
+def test_a_program_read_back_gives_the_jitted_result_to_the_bit(programs, monkeypatch):
+    args = _objective_args()
+    with jax.enable_x64(True):
+        cold = np.asarray(_objective_program()(*args))
+        assert len(list(programs.glob("*.program"))) == 1
+        monkeypatch.setattr(cp, "_compiled_afresh", _no_compiling)
+        warm = np.asarray(_objective_program()(*args))
+    assert cold.tobytes() == warm.tobytes() == _jitted(args).tobytes()
+
+
+@pytest.mark.parametrize("spoil", ["truncated", "another program's key", "not a pickle"])
+def test_a_bad_file_is_deleted_and_the_program_compiled_again(programs, spoil):
+    args = _objective_args()
+    with jax.enable_x64(True):
+        _objective_program()(*args)
+        (path,) = programs.glob("*.program")
+        blob = path.read_bytes()
+        if spoil == "truncated":
+            path.write_bytes(blob[: len(blob) // 2])
+        elif spoil == "another program's key":
+            _, *rest = pickle.loads(blob)
+            path.write_bytes(pickle.dumps(("another key", *rest)))
+        else:
+            path.write_bytes(b"garbage")
+        again = np.asarray(_objective_program()(*args))
+    assert again.tobytes() == _jitted(args).tobytes()
+    assert pickle.loads(path.read_bytes())[0] != "another key"  # written again, whole
+
+
+def test_another_jax_version_compiles_its_own_program(programs, monkeypatch):
+    args = _objective_args()
+    with jax.enable_x64(True):
+        _objective_program()(*args)
+        platform = cp._platform()
+        monkeypatch.setattr(cp, "_platform", lambda: (platform[0], "0.0.0", *platform[2:]))
+        compiled = []
+        monkeypatch.setattr(cp, "_compiled_afresh", lambda jitted, a: compiled.append(1) or jitted.lower(*a).compile())
+        value = np.asarray(_objective_program()(*args))
+    assert compiled == [1] and len(list(programs.glob("*.program"))) == 2
+    assert value.tobytes() == _jitted(args).tobytes()
+
+
+def test_what_has_no_name_is_jitted_and_not_kept(programs):
+    law = dataclasses.replace(ch.LAW)  # the same functions, but not the registered law
+    args = list(_objective_args())
+    args[2] = law
+    with jax.enable_x64(True):
+        value = np.asarray(_objective_program()(*args))
+        np.asarray(cp.persistent_jit(lambda x: x + 1.0)(np.ones(3)))
+    assert value.tobytes() == _jitted(tuple(args)).tobytes()
+    assert list(programs.glob("*.program")) == []
+
+
+def test_describe_names_registered_laws_partials_and_options_only():
+    assert cp.describe(ch.LAW) == ("Law", ("str", repr(ch.LAW.name)))
+    bound = functools.partial(huber_objective, law=ch.LAW, delta=DELTA)
+    assert cp.describe(bound) == cp.describe(functools.partial(huber_objective, delta=DELTA, law=ch.LAW))
+    assert cp.describe(lbfgs.Options()) != cp.describe(lbfgs.Options(max_iter=10))
+    for unnamed in (dataclasses.replace(ch.LAW), lambda x: x, np.ones(2), functools.partial(np.sum, axis=0)):
+        with pytest.raises(cp.Unnamed):
+            cp.describe(unnamed)
+
+
+def _fit_afresh():
+    """Approach 3 with no program in memory (the solver's and the screen's caches emptied)."""
+    lbfgs.solver.cache_clear()
+    approach3._values.cache_clear()
+    return approach3.fit_approach3(_runs(), grid=ch.LAW.init_grid()[::9])  # 500 starts: screened
+
+
+def test_a_fit_read_back_has_the_parameters_of_a_fit_traced_afresh(programs, monkeypatch):
+    cold = _fit_afresh()
+    assert len(list(programs.glob("*.program"))) == 2  # the screen and the L-BFGS pool
+    with monkeypatch.context() as patched:
+        patched.setattr(cp, "_compiled_afresh", _no_compiling)
+        warm = _fit_afresh()
+    cp.use_directory(None)
+    plain = _fit_afresh()
+    for fit in (warm, plain):
+        assert np.asarray(fit.vector).tobytes() == np.asarray(cold.vector).tobytes()
+        assert fit.objective == cold.objective and fit.n_converged == cold.n_converged
