@@ -36,7 +36,9 @@ What :func:`describe` cannot name (a lambda, a closure, a law built outside jaxs
 array) is not kept on disk: that call is :func:`jax.jit`'s, exactly as without a directory.
 A file that cannot be read back (truncated, written by another format, its stored key not the
 one asked for) is deleted and the program compiled again: a bad file costs a compilation,
-never a wrong result. Files are written whole or not at all (a temporary file renamed).
+never a wrong result. Files are written whole or not at all (a temporary file renamed). A file
+is touched when read; files not read for :data:`UNUSED_DAYS` days (those of an older jaxscale or
+jax, which no key names any more) are deleted whenever a new program is written.
 
 The executables are those :func:`jax.jit` would run, compiled from the same jaxpr with the same
 options, so the results are the same to the last bit (``tests/support/test_compiled_programs.py``).
@@ -60,6 +62,9 @@ PACKAGE = "jaxscale"
 #: Calls with more bytes of arguments than this are not kept (module docstring): 8 MiB, a fit of
 #: ~250,000 rows (four float64 columns), the 4500-start screen's starts and a few programs' data.
 KEEP_BYTES = 2**23
+
+#: Program files not read for this many days are deleted when a program is written.
+UNUSED_DAYS = 14
 
 _directory: Path | None = None
 
@@ -229,7 +234,9 @@ def _read(path: Path, key: str) -> Callable | None:
         stored, executable, in_tree, out_tree = pickle.loads(blob)
         if stored != key:
             raise ValueError("another program's key")
-        return deserialize_and_load(executable, in_tree, out_tree)
+        loaded = deserialize_and_load(executable, in_tree, out_tree)
+        os.utime(path)  # used: kept by _prune_unused
+        return loaded
     except Exception:  # truncated, another format, another jaxlib's executable: compile again
         path.unlink(missing_ok=True)
         return None
@@ -272,6 +279,20 @@ def _keep(path: Path, key: str, compiled: Any, dynamic: tuple) -> None:
         os.replace(partial, path)
     except OSError:
         partial.unlink(missing_ok=True)
+    _prune_unused(path.parent)
+
+
+def _prune_unused(folder: Path, days: float = UNUSED_DAYS) -> None:
+    """Delete the program files of ``folder`` not read or written for ``days`` days."""
+    import time
+
+    cutoff = time.time() - days * 86400
+    for old in folder.glob("*.program"):
+        try:
+            if old.stat().st_mtime < cutoff:
+                old.unlink()
+        except OSError:  # deleted meanwhile by another process
+            pass
 
 
 def _same(first: Any, second: Any) -> bool:

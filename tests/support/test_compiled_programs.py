@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import pickle
+import time
 
 import jax
 import numpy as np
@@ -138,3 +140,14 @@ def test_a_fit_read_back_has_the_parameters_of_a_fit_traced_afresh(programs, mon
     for fit in (warm, plain):
         assert np.asarray(fit.vector).tobytes() == np.asarray(cold.vector).tobytes()
         assert fit.objective == cold.objective and fit.n_converged == cold.n_converged
+
+
+def test_files_unused_for_weeks_are_deleted_when_a_program_is_written(programs):
+    stale, recent = programs / "stale.program", programs / "recent.program"
+    for path in (stale, recent):
+        path.write_bytes(b"x")
+    weeks_ago = time.time() - (cp.UNUSED_DAYS + 1) * 86400
+    os.utime(stale, (weeks_ago, weeks_ago))
+    with jax.enable_x64(True):
+        _objective_program()(*_objective_args())
+    assert not stale.exists() and recent.exists()
