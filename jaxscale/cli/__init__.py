@@ -13,6 +13,7 @@ line each, ``jaxscale COMMAND: warning: MESSAGE``, without the source file and l
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 import warnings
@@ -75,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         warnings.formatwarning = formatwarning
+        if argv is None:  # the process's own command line: it exits next
+            gc.freeze()  # so its last garbage collections skip every object left (~0.3 s of `jaxscale fit`)
 
 
 if __name__ == "__main__":
