@@ -22,7 +22,8 @@ another program:
   a ``__program_key__`` method by what it returns (a law: its registered name);
 - the source of jaxscale (a digest of every ``.py`` file of the package): any edit of the
   package is a new program;
-- the dynamic arguments' tree structure, shapes and dtypes (weak types included);
+- the dynamic arguments' tree structure, shapes and dtypes (weak types included), and JAX's
+  settings that change a trace (64-bit mode, default precision, promotion rules, ...);
 - the versions of jax and jaxlib, the backend, its version and devices, ``XLA_FLAGS`` and the
   program's compiler options: an upgrade of jax or jaxlib makes new files, never reads old ones.
 
@@ -32,7 +33,8 @@ call whose arguments exceed :data:`KEEP_BYTES` is compiled as by :func:`jax.jit`
 there the run takes far longer than the tracing (a fit of a million rows, a bootstrap of
 thousands of resamples), and each new table size would pay the check again.
 
-What :func:`describe` cannot name (a lambda, a closure, a law built outside jaxscale, an
+A call inside a transformation (its arguments tracers: under :func:`jax.jit`, :func:`jax.grad`,
+:func:`jax.vmap`) is :func:`jax.jit`'s. What :func:`describe` cannot name (a lambda, a closure, a law built outside jaxscale, an
 array) is not kept on disk: that call is :func:`jax.jit`'s, exactly as without a directory.
 A file that cannot be read back (truncated, written by another format, its stored key not the
 one asked for) is deleted and the program compiled again: a bad file costs a compilation,
@@ -142,6 +144,26 @@ def _platform() -> tuple[str, ...]:
             source_digest())
 
 
+def _trace_settings() -> tuple:
+    """JAX's settings that change what a function traces to (JAX's own key of its trace cache);
+    the public ones that matter where that is not available."""
+    import jax
+
+    try:
+        from jax._src.config import trace_context
+    except ImportError:  # pragma: no cover - another jax's layout
+        return tuple(getattr(jax.config, name) for name in (
+            "jax_enable_x64", "jax_default_matmul_precision", "jax_numpy_rank_promotion",
+            "jax_numpy_dtype_promotion"))
+    return trace_context()
+
+
+def _settings_text(settings: tuple) -> tuple[str, ...]:
+    """:func:`_trace_settings` as text that is the same in every process (an object shown by
+    its address, such as the axis environment of a call outside any transformation, by its type)."""
+    return tuple(type(v).__qualname__ if " at 0x" in repr(v) else repr(v) for v in settings)
+
+
 def _signature(leaves: Sequence[Any]) -> tuple[str, ...]:
     """Shape, dtype and weak type of each array leaf, as text (``float64[124]``, ``~float64[]``)."""
     import jax
@@ -172,9 +194,10 @@ class PersistentJit:
         statics = tuple(args[i] for i in self._static)
         dynamic = tuple(a for i, a in enumerate(args) if i not in self._static)
         leaves, tree = jax.tree.flatten(dynamic)
-        if sum(getattr(x, "nbytes", 8) for x in leaves) > KEEP_BYTES:
+        traced = any(isinstance(x, jax.core.Tracer) for x in leaves)
+        if traced or sum(getattr(x, "nbytes", 8) for x in leaves) > KEEP_BYTES:
             return self._jit(*args)
-        memo = (statics, tree, _signature(leaves))
+        memo = (statics, tree, _signature(leaves), _trace_settings())
         if memo not in self._loaded:
             self._loaded[memo] = self._load_or_compile(args, statics, memo)
         compiled = self._loaded[memo]
@@ -189,7 +212,7 @@ class PersistentJit:
         program has no name (:class:`Unnamed`: :func:`jax.jit` runs it)."""
         try:
             key = repr((_platform(), describe(self._key), describe(statics), str(memo[1]), memo[2],
-                        describe(tuple(sorted((self._options or {}).items())))))
+                        _settings_text(memo[3]), describe(tuple(sorted((self._options or {}).items())))))
         except Unnamed:
             return None
         path = _directory / f"{hashlib.sha256(key.encode()).hexdigest()}.program"

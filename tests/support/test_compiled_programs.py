@@ -151,3 +151,25 @@ def test_files_unused_for_weeks_are_deleted_when_a_program_is_written(programs):
     with jax.enable_x64(True):
         _objective_program()(*_objective_args())
     assert not stale.exists() and recent.exists()
+
+
+def test_calls_under_a_transformation_are_jitted_and_not_kept(programs):
+    theta, *rest = _objective_args()
+    with jax.enable_x64(True):
+        program = _objective_program()
+        grad = jax.grad(lambda t: program(t, *rest))(theta)
+        expected = jax.grad(lambda t: huber_objective(t, *rest))(theta)
+    np.testing.assert_allclose(grad, expected, rtol=1e-12)
+    assert list(programs.glob("*.program")) == []
+
+
+def test_the_same_arguments_under_other_jax_settings_are_another_program(programs):
+    theta, data, *statics = _objective_args()
+    single = lambda x: np.asarray(x, np.float32)  # the same dtypes with 64-bit mode on or off
+    args = (single(theta), jax.tree.map(single, data), *statics)
+    values = []
+    for x64 in (True, False):
+        with jax.enable_x64(x64):
+            values.append(np.asarray(_objective_program()(*args)))
+    assert len(list(programs.glob("*.program"))) == 2
+    assert all(np.isfinite(values))
