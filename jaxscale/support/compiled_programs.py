@@ -24,8 +24,9 @@ another program:
   package is a new program;
 - the dynamic arguments' tree structure, shapes and dtypes (weak types included), and JAX's
   settings that change a trace (64-bit mode, default precision, promotion rules, ...);
-- the versions of jax and jaxlib, the backend, its version and devices, ``XLA_FLAGS`` and the
-  program's compiler options: an upgrade of jax or jaxlib makes new files, never reads old ones.
+- the versions of Python, NumPy, jax and jaxlib, the backend, its version and devices,
+  ``XLA_FLAGS`` and the program's compiler options: an upgrade of jax or jaxlib makes new files,
+  never reads old ones.
 
 A program is kept after it has been read back and run on the arguments of its first call with
 outputs equal to the bit to the compiled program's (its check costs two more runs, once); a
@@ -135,11 +136,15 @@ def source_digest() -> str:
 @functools.cache
 def _platform() -> tuple[str, ...]:
     """The versions and the machine a compiled program is valid for."""
+    import sys
+
     import jax
     import jaxlib
+    import numpy
 
     backend = jax.devices()[0].client
-    return (f"format {FORMAT}", jax.__version__, jaxlib.__version__, backend.platform, backend.platform_version,
+    return (f"format {FORMAT}", sys.version.split()[0], numpy.__version__, jax.__version__, jaxlib.__version__,
+            backend.platform, backend.platform_version,
             *sorted(f"{d.device_kind}:{d.id}" for d in jax.devices()), os.environ.get("XLA_FLAGS", ""),
             source_digest())
 
