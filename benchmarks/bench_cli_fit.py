@@ -84,8 +84,9 @@ def wall(cmd: list[str], checkout: Path) -> tuple[float, str]:
     """Seconds from spawning ``cmd`` in ``checkout`` (whose jaxscale ``python -m`` imports) to its
     exit, and its stdout."""
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=checkout,
-                          env={**os.environ, "PYTHONPATH": str(checkout)})
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=checkout, env={**os.environ, "PYTHONPATH": str(checkout)})
+    if done.returncode:
+        raise SystemExit(f"{' '.join(cmd)} in {checkout} exited with {done.returncode}:\n{done.stderr[-2000:]}")
     return time.perf_counter() - t0, done.stdout
 
 
