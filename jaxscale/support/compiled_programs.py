@@ -7,11 +7,11 @@ can look the program up: for a fit of 124 runs that was ~1.2 s of the command's 
 pool alone 0.56 s), against ~0.05 s of running the compiled programs. :func:`persistent_jit`
 wraps a function like :func:`jax.jit`; while a directory is set (:func:`use_directory`, which
 :func:`~jaxscale.support.compilation_cache.enable_compilation_cache` calls, so every ``jaxscale``
-command has it), the first call of each argument signature compiles ahead of time
+command has it) and JAX's persistent cache is enabled (``jax_enable_compilation_cache``, which the
+test suite turns off for its own process), the first call of each argument signature compiles ahead of time
 (``lower(...).compile()``) and writes the executable
 (:func:`jax.experimental.serialize_executable.serialize`) under a file named by the hash of its
-key; a later process loads that file instead of tracing. Without a directory it is
-:func:`jax.jit` itself.
+key; a later process loads that file instead of tracing. Otherwise it is :func:`jax.jit` itself.
 
 **The key** says everything the compiled program depends on, so that a file is never used for
 another program:
@@ -192,9 +192,10 @@ class PersistentJit:
         functools.update_wrapper(self, fun)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _directory is None or kwargs:
-            return self._jit(*args, **kwargs)
         import jax
+
+        if _directory is None or kwargs or not jax.config.jax_enable_compilation_cache:
+            return self._jit(*args, **kwargs)
 
         statics = tuple(args[i] for i in self._static)
         dynamic = tuple(a for i, a in enumerate(args) if i not in self._static)

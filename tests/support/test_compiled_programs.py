@@ -32,11 +32,23 @@ def _runs(size: int = 60, seed: int = 3):
 
 
 @pytest.fixture
-def programs(tmp_path):
-    """A fresh program directory for the test, none after it."""
-    cp.use_directory(tmp_path)
+def programs(tmp_path, monkeypatch):
+    """A fresh program directory for the test (and JAX's persistent cache on, which the suite
+    turns off for its own process); none after it, nor the programs it loaded."""
+    monkeypatch.setattr(cp, "_directory", tmp_path)
+    enabled = jax.config.jax_enable_compilation_cache
+    jax.config.update("jax_enable_compilation_cache", True)
     yield tmp_path
-    cp.use_directory(None)
+    jax.config.update("jax_enable_compilation_cache", enabled)
+    lbfgs.solver.cache_clear()
+    approach3._values.cache_clear()
+
+
+def test_nothing_is_kept_while_jax_persistent_cache_is_off(programs):
+    jax.config.update("jax_enable_compilation_cache", False)
+    with jax.enable_x64(True):
+        _objective_program()(*_objective_args())
+    assert list(programs.glob("*.program")) == []
 
 
 def _objective_program() -> cp.PersistentJit:
@@ -136,7 +148,7 @@ def test_a_fit_read_back_has_the_parameters_of_a_fit_traced_afresh(programs, mon
     with monkeypatch.context() as patched:
         patched.setattr(cp, "_compiled_afresh", _no_compiling)
         warm = _fit_afresh()
-    cp.use_directory(None)
+    monkeypatch.setattr(cp, "_directory", None)
     plain = _fit_afresh()
     for fit in (warm, plain):
         assert np.asarray(fit.vector).tobytes() == np.asarray(cold.vector).tobytes()
