@@ -8,10 +8,12 @@ pool alone 0.56 s), against ~0.05 s of running the compiled programs. :func:`per
 wraps a function like :func:`jax.jit`; while a directory is set (:func:`use_directory`, which
 :func:`~jaxscale.support.compilation_cache.enable_compilation_cache` calls, so every ``jaxscale``
 command has it) and JAX's persistent cache is enabled (``jax_enable_compilation_cache``, which the
-test suite turns off for its own process), the first call of each argument signature compiles ahead of time
-(``lower(...).compile()``) and writes the executable
+test suite turns off for its own process), the first call of each argument signature compiles
+ahead of time (``lower(...).compile()``) and writes the executable
 (:func:`jax.experimental.serialize_executable.serialize`) under a file named by the hash of its
 key; a later process loads that file instead of tracing. Otherwise it is :func:`jax.jit` itself.
+The files are pickles of executables, as JAX's own cache holds: like it, the directory must be
+the user's own (loading a file runs its code).
 
 **The key** says everything the compiled program depends on, so that a file is never used for
 another program:
@@ -35,8 +37,8 @@ there the run takes far longer than the tracing (a fit of a million rows, a boot
 thousands of resamples), and each new table size would pay the check again.
 
 A call inside a transformation (its arguments tracers: under :func:`jax.jit`, :func:`jax.grad`,
-:func:`jax.vmap`) is :func:`jax.jit`'s. What :func:`describe` cannot name (a lambda, a closure, a law built outside jaxscale, an
-array) is not kept on disk: that call is :func:`jax.jit`'s, exactly as without a directory.
+:func:`jax.vmap`) is :func:`jax.jit`'s, and so is a call of what :func:`describe` cannot name (a
+lambda, a closure, a law built outside jaxscale, an array): nothing of it is kept on disk.
 A file that cannot be read back (truncated, written by another format, its stored key not the
 one asked for) is deleted and the program compiled again: a bad file costs a compilation,
 never a wrong result. Files are written whole or not at all (a temporary file renamed). A file
