@@ -84,7 +84,8 @@ def wall(cmd: list[str], checkout: Path) -> tuple[float, str]:
     """Seconds from spawning ``cmd`` in ``checkout`` (whose jaxscale ``python -m`` imports) to its
     exit, and its stdout."""
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=checkout, env={**os.environ, "PYTHONPATH": str(checkout)})
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=checkout,
+                          env={**os.environ, "PYTHONPATH": str(checkout)})
     if done.returncode:
         raise SystemExit(f"{' '.join(cmd)} in {checkout} exited with {done.returncode}:\n{done.stderr[-2000:]}")
     return time.perf_counter() - t0, done.stdout
@@ -113,7 +114,8 @@ def main() -> None:
                 "scipy varpro": [sys.executable, str(Path(__file__).resolve()), "--anchor"]}
     where = {name: checkout for name in commands}
     if args.baseline is not None:
-        commands["baseline fit"], where["baseline fit"] = fit_command(args.baseline.resolve()), args.baseline.resolve()
+        where["baseline fit"] = args.baseline.resolve()
+        commands["baseline fit"] = fit_command(where["baseline fit"])
     load = os.getloadavg()[0]
     for name in ("jaxscale fit", "baseline fit"):  # fill the compilation caches; not timed
         if name in commands:
@@ -130,8 +132,8 @@ def main() -> None:
               "seconds": times, "jaxscale": {k: fit[k] for k in ("E", "A", "B", "alpha", "beta", "n_points")},
               "varpro": varpro}
     if args.baseline is not None:
-        result["baseline"] = {"checkout": str(args.baseline.resolve()),
-                              "largest_relative_difference": largest_difference(fit, json.loads(outputs["baseline fit"]))}
+        difference = largest_difference(fit, json.loads(outputs["baseline fit"]))
+        result["baseline"] = {"checkout": str(where["baseline fit"]), "largest_relative_difference": difference}
     if args.json:
         print(json.dumps(result))
         return
