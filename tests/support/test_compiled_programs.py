@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import os
 import pickle
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import jax
 import numpy as np
@@ -20,6 +24,8 @@ from jaxscale.fitting.objective import DELTA, ROWS_PER_CHUNK, fit_data, huber_ob
 from jaxscale.laws import chinchilla as ch
 from jaxscale.runs.table import from_arrays
 from jaxscale.support import compiled_programs as cp
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _runs(size: int = 60, seed: int = 3):
@@ -186,3 +192,27 @@ def test_the_same_arguments_under_other_jax_settings_are_another_program(program
             values.append(np.asarray(_objective_program()(*args)))
     assert len(list(programs.glob("*.program"))) == 2
     assert all(np.isfinite(values))
+
+
+def _fit_command(table: Path, cache: Path | None) -> dict:
+    """``jaxscale fit TABLE --json`` in a fresh process, its caches in ``cache`` (none: off), less
+    its timings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAXSCALE_")}
+    env.update(PYTHONPATH=str(REPO), **({"JAXSCALE_CACHE_DIR": str(cache)} if cache else {"JAXSCALE_NO_CACHE": "1"}))
+    done = subprocess.run([sys.executable, "-m", "jaxscale", "fit", str(table), "--json"], capture_output=True,
+                          text=True, cwd=REPO, env=env, timeout=600, check=True)
+    return {k: v for k, v in json.loads(done.stdout).items() if k not in ("seconds", "fit_seconds")}
+
+
+def test_the_command_cold_warm_and_without_cache_prints_the_same_numbers(tmp_path):
+    runs = _runs(size=40)
+    table = tmp_path / "runs.csv"
+    rows = np.column_stack([runs.n, runs.d, runs.loss])
+    table.write_text("N,D,loss\n" + "".join(",".join(repr(float(v)) for v in row) + "\n" for row in rows))
+    cache = tmp_path / "cache"
+    cold = _fit_command(table, cache)
+    kept = {path: path.stat().st_ino for path in (cache / "programs").glob("*.program")}
+    warm = _fit_command(table, cache)
+    assert len(kept) >= 6  # read, not written again (a write replaces the file), and none added:
+    assert {path: path.stat().st_ino for path in (cache / "programs").glob("*.program")} == kept
+    assert cold == warm == _fit_command(table, None)
