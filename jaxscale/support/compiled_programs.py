@@ -51,6 +51,7 @@ options, so the results are the same to the last bit (``tests/support/test_compi
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -266,11 +267,13 @@ def _read(path: Path, key: str) -> Callable | None:
         if stored != key:
             raise ValueError("another program's key")
         loaded = deserialize_and_load(executable, in_tree, out_tree)
-        os.utime(path)  # used: kept by _prune_unused
-        return loaded
     except Exception:  # truncated, another format, another jaxlib's executable: compile again
-        path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # a directory that cannot be written keeps it
+            path.unlink(missing_ok=True)
         return None
+    with contextlib.suppress(OSError):
+        os.utime(path)  # used: kept by _prune_unused
+    return loaded
 
 
 def _compiled_afresh(jitted: Any, args: tuple) -> Any:
