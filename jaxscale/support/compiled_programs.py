@@ -295,7 +295,6 @@ def _keep(path: Path, key: str, compiled: Any, dynamic: tuple) -> None:
     arguments of its first call, the same outputs to the bit; whole (a temporary file renamed)
     or not at all. A program that cannot be serialised or read back, or a directory that cannot
     be written, is only not kept."""
-    import jax
     from jax.experimental.serialize_executable import deserialize_and_load, serialize
 
     try:
@@ -305,14 +304,15 @@ def _keep(path: Path, key: str, compiled: Any, dynamic: tuple) -> None:
             return
         blob = pickle.dumps((key, executable, in_tree, out_tree), protocol=pickle.HIGHEST_PROTOCOL)
         path.parent.mkdir(parents=True, exist_ok=True)
-    except (OSError, ValueError, NotImplementedError, pickle.PicklingError, jax.errors.JaxRuntimeError):
+    except Exception:  # not serialisable (a local class in its outputs, constants), or not read back: not kept
         return
     partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
     try:
         partial.write_bytes(blob)
         os.replace(partial, path)
     except OSError:
-        partial.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
     _prune_unused(path.parent)
 
 
