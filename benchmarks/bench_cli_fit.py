@@ -21,9 +21,12 @@ commands, each in a fresh interpreter, timed from the parent (spawn to exit):
 The three run in turn, ``--repeats`` times (alternating, so drifts in machine load hit all three
 alike); the medians are printed with the load average. ``--json`` prints them as one object.
 Every command runs in the checkout timed, with it on ``PYTHONPATH`` (``python -m`` imports the
-package of its working directory first): ``--checkout DIR`` times another one, for a before/after.
+package of its working directory first): ``--checkout DIR`` times another one. ``--baseline DIR``
+adds a fourth command, the same fit in another checkout (e.g. the commit before a change), timed
+in the same rounds, and prints the ratio to it and the largest relative difference between the
+two fits' parameters (a change of speed must leave them as they were).
 
-    python benchmarks/bench_cli_fit.py [--repeats 7] [--checkout DIR] [--json]
+    python benchmarks/bench_cli_fit.py [--repeats 7] [--checkout DIR] [--baseline DIR] [--json]
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "isoflops_public.csv"
 SOURCE = "ml_scalefit"
+#: The fitted numbers compared with the baseline's.
+PARAMETERS = ("E", "A", "B", "alpha", "beta", "G", "a", "b", "objective")
 
 
 def anchor(path: Path) -> dict:
@@ -79,9 +84,16 @@ def wall(cmd: list[str], checkout: Path) -> tuple[float, str]:
     """Seconds from spawning ``cmd`` in ``checkout`` (whose jaxscale ``python -m`` imports) to its
     exit, and its stdout."""
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=checkout,
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=checkout,
                           env={**os.environ, "PYTHONPATH": str(checkout)})
+    if done.returncode:
+        raise SystemExit(f"{' '.join(cmd)} in {checkout} exited with {done.returncode}:\n{done.stderr[-2000:]}")
     return time.perf_counter() - t0, done.stdout
+
+
+def largest_difference(fit: dict, other: dict) -> float:
+    """The largest relative difference between the :data:`PARAMETERS` of two fits' JSON."""
+    return max(abs(fit[k] - other[k]) / max(abs(other[k]), 1e-300) for k in PARAMETERS)
 
 
 def main() -> None:
@@ -89,6 +101,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--checkout", type=Path, default=REPO,
                         help="the jaxscale checkout to time, e.g. another worktree for a before/after (default: this one)")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="another checkout whose fit is timed in the same rounds, and compared")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--anchor", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -98,19 +112,28 @@ def main() -> None:
     checkout = args.checkout.resolve()
     commands = {"jaxscale fit": fit_command(checkout), "import jax": [sys.executable, "-c", "import jax"],
                 "scipy varpro": [sys.executable, str(Path(__file__).resolve()), "--anchor"]}
+    where = {name: checkout for name in commands}
+    if args.baseline is not None:
+        where["baseline fit"] = args.baseline.resolve()
+        commands["baseline fit"] = fit_command(where["baseline fit"])
     load = os.getloadavg()[0]
-    _, first = wall(commands["jaxscale fit"], checkout)  # fills the compilation cache; not timed
+    for name in ("jaxscale fit", "baseline fit"):  # fill the compilation caches; not timed
+        if name in commands:
+            wall(commands[name], where[name])
     times: dict[str, list[float]] = {name: [] for name in commands}
     outputs = {}
     for _ in range(args.repeats):
         for name, cmd in commands.items():
-            seconds, outputs[name] = wall(cmd, checkout)
+            seconds, outputs[name] = wall(cmd, where[name])
             times[name].append(seconds)
-    fit, varpro = json.loads(outputs["jaxscale fit"] or first), json.loads(outputs["scipy varpro"])
+    fit, varpro = json.loads(outputs["jaxscale fit"]), json.loads(outputs["scipy varpro"])
     medians = {name: statistics.median(t) for name, t in times.items()}
     result = {"repeats": args.repeats, "load_average": [load, os.getloadavg()[0]], "median_seconds": medians,
               "seconds": times, "jaxscale": {k: fit[k] for k in ("E", "A", "B", "alpha", "beta", "n_points")},
               "varpro": varpro}
+    if args.baseline is not None:
+        difference = largest_difference(fit, json.loads(outputs["baseline fit"]))
+        result["baseline"] = {"checkout": str(where["baseline fit"]), "largest_relative_difference": difference}
     if args.json:
         print(json.dumps(result))
         return
@@ -121,6 +144,10 @@ def main() -> None:
         print(f"  {name:<14} {medians[name]:6.2f} s  {spread:>14}   {' '.join(Path(c).name for c in cmd[1:])}")
     print(f"  jaxscale fit / import jax: {medians['jaxscale fit'] / medians['import jax']:.2f}; "
           f"jaxscale fit / scipy varpro: {medians['jaxscale fit'] / medians['scipy varpro']:.2f}")
+    if args.baseline is not None:
+        print(f"  jaxscale fit / baseline fit ({args.baseline.resolve()}): "
+              f"{medians['jaxscale fit'] / medians['baseline fit']:.2f}; largest relative difference of "
+              f"{', '.join(PARAMETERS)}: {result['baseline']['largest_relative_difference']:.1e}")
     for name, p in (("jaxscale (Huber, log loss)", fit), ("varpro (least squares, loss)", varpro)):
         print(f"  {name:<29} E {p['E']:.4g}  A {p['A']:.4g}  B {p['B']:.4g}  alpha {p['alpha']:.4f}  "
               f"beta {p['beta']:.4f}")

@@ -40,6 +40,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxscale.support.compiled_programs import persistent_jit
+
 Objective = Callable[..., jnp.ndarray]  # fun(theta, data) -> scalar
 
 
@@ -300,7 +302,8 @@ def solver(fun: Objective, options: Options = Options(), batch: str = "starts",
     starts from, e.g. those a fit of the same objective ended with; ``keep_memory``: return each
     problem's final pairs in ``Solution.memory`` (else None, and nothing extra is written out).
     Cached on ``(fun, options, batch, slots, keep_memory)``: pass the same objective object to
-    reuse the compiled program.
+    reuse the compiled program. Its compiled programs are kept on disk where ``fun`` has a name
+    (:func:`jaxscale.support.compiled_programs.persistent_jit`).
     """
     if batch not in ("starts", "data", "both"):
         raise ValueError(f"batch must be 'starts', 'data' or 'both', got {batch!r}")
@@ -310,4 +313,5 @@ def solver(fun: Objective, options: Options = Options(), batch: str = "starts",
         _check_memory(memory, options, theta0.shape[-1])
         return _pool(fun, options, batch, min(slots, k_total), keep_memory, theta0, data, memory)
 
-    return jax.jit(run, compiler_options=FAST_COMPILE_OPTIONS)
+    return persistent_jit(run, key=(solver, fun, options, batch, slots, keep_memory),
+                          compiler_options=FAST_COMPILE_OPTIONS)

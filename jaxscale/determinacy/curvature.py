@@ -42,6 +42,7 @@ from jaxscale.core.numerics import float64
 from jaxscale.fitting.approach3 import FitResult
 from jaxscale.fitting.objective import huber_fn
 from jaxscale.laws.law import Law
+from jaxscale.support.compiled_programs import persistent_jit
 
 #: Normal-consistent MAD factor: 1.4826 x median |r| estimates sigma for Gaussian residuals.
 MAD_TO_SIGMA = 1.4826
@@ -136,8 +137,9 @@ def robust_sigma(residuals: ArrayLike, weights: ArrayLike | None = None) -> floa
     return float(MAD_TO_SIGMA * np.median(r))
 
 
-@partial(jax.jit, static_argnums=0)
-def _jacobian(law: Law, vector: jnp.ndarray, log_x: tuple[jnp.ndarray, ...]) -> jnp.ndarray:
+@partial(persistent_jit, static_argnums=0)
+def _jacobian(law: Law, vector: jnp.ndarray, inputs: tuple[jnp.ndarray, ...]) -> jnp.ndarray:
+    log_x = tuple(jnp.log(x) for x in inputs)
     return jax.jacfwd(lambda theta: law.log_loss(law.from_vector(theta), *log_x))(vector)
 
 
@@ -145,8 +147,8 @@ def _jacobian(law: Law, vector: jnp.ndarray, log_x: tuple[jnp.ndarray, ...]) -> 
 def prediction_jacobian(law: Law, vector: ArrayLike, inputs: tuple[ArrayLike, ...]) -> np.ndarray:
     """(n, p) d log Lhat / d theta of the law at its vector ``vector`` at each of n points of its
     ``inputs`` (natural scale, e.g. (N, D)): the rows of J in the module docstring."""
-    log_x = tuple(jnp.log(jnp.asarray(x, jnp.float64)) for x in inputs)
-    return np.asarray(_jacobian(law, jnp.asarray(vector, jnp.float64), log_x))
+    as_float64 = lambda x: np.asarray(x, np.float64)  # host arrays: converting them compiles nothing
+    return np.asarray(_jacobian(law, as_float64(vector), tuple(as_float64(x) for x in inputs)))
 
 
 def information(jacobian: ArrayLike, sigma: float, weights: ArrayLike | None = None) -> np.ndarray:
@@ -156,7 +158,7 @@ def information(jacobian: ArrayLike, sigma: float, weights: ArrayLike | None = N
     return (j * w[:, None]).T @ j / sigma**2
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2))
+@partial(persistent_jit, static_argnums=(0, 1, 2))
 def _hessian(law: Law, delta: float, asymmetry: float | None, vector: jnp.ndarray, data) -> jnp.ndarray:
     return jax.hessian(huber_fn(law, delta, asymmetry))(vector, data)
 
@@ -185,6 +187,6 @@ def curvature(fit: FitResult, *, sigma: float | None = None, prior_precision: Ar
     prior = np.zeros((p, p)) if prior_precision is None else np.asarray(prior_precision, np.float64)
     if prior.shape != (p, p):
         raise ValueError(f"prior_precision must be ({p}, {p}) for {fit.law.vector_names}; got {prior.shape}")
-    hessian = np.asarray(_hessian(fit.law, fit.delta, fit.asymmetry, jnp.asarray(fit.vector), data))
+    hessian = np.asarray(_hessian(fit.law, fit.delta, fit.asymmetry, np.asarray(fit.vector), data))
     return Curvature(names=fit.law.vector_names, vector=np.asarray(fit.vector), jacobian=jac, sigma=float(sigma),
                      information=information(jac, sigma), prior_precision=prior, hessian=hessian)

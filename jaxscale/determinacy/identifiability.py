@@ -54,6 +54,7 @@ from jaxscale.fitting.centring import centre, centres, uncentre
 from jaxscale.determinacy.curvature import condition_number, correlation, curvature, laplace_covariance, robust_sigma
 from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
+from jaxscale.support.compiled_programs import persistent_jit
 
 #: Condition number of the equilibrated information above which a fit is singular (module docstring).
 CONDITION_LIMIT = 1e10
@@ -181,7 +182,7 @@ def _judged_names(law: Law, theta: jnp.ndarray) -> list[str]:
     return [*law.exponent_names, *(k for k in DECISION_QUANTITIES if k in derived)]
 
 
-@partial(jax.jit, static_argnums=(0, 1))
+@partial(persistent_jit, static_argnums=(0, 1))
 def _quantities_and_jacobian(law: Law, names: tuple[str, ...], theta: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
     def quantities(v: jnp.ndarray) -> jnp.ndarray:
         params = law.from_vector(v)
@@ -191,14 +192,14 @@ def _quantities_and_jacobian(law: Law, names: tuple[str, ...], theta: jnp.ndarra
     return quantities(theta), jax.jacfwd(quantities)(theta)
 
 
-@partial(jax.jit, static_argnums=0)
+@partial(persistent_jit, static_argnums=0)
 def _log_residuals(law: Law, theta: jnp.ndarray, log_x: tuple[jnp.ndarray, ...], log_y: jnp.ndarray) -> jnp.ndarray:
     return log_y - law.log_loss(law.from_vector(theta), *log_x)
 
 
 def _delta_intervals(law: Law, vector: np.ndarray, covariance: np.ndarray) -> dict[str, tuple[float, float, float]]:
     """Laplace intervals (estimate -/+ 1.96 SE, delta method) of the exponents and decision quantities."""
-    theta = jnp.asarray(vector)
+    theta = np.asarray(vector, np.float64)  # a host array: converting it compiles nothing
     names = tuple(_judged_names(law, theta))
     values, grad = (np.asarray(a) for a in _quantities_and_jacobian(law, names, theta))
     with np.errstate(invalid="ignore"):
@@ -264,7 +265,7 @@ def identifiability(fit: FitResult, draws: Draws | None = None) -> Identifiabili
     m = np.asarray(centres(fit.data()))
     t = _centring_matrix(law, m)
     data = fit.data()
-    residuals = np.asarray(_log_residuals(law, jnp.asarray(fit.vector), data.log_x, data.log_y))
+    residuals = np.asarray(_log_residuals(law, np.asarray(fit.vector), data.log_x, data.log_y))
     sigma = robust_sigma(residuals)
     # a fit through every run (sigma 0): the information at sigma = 1 has the same condition numbers,
     # correlations and singular directions (none of them depends on sigma), and the intervals are points

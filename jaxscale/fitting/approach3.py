@@ -61,6 +61,7 @@ from jaxscale.laws.draws import derived_draws
 from jaxscale.laws.law import Law
 from jaxscale.laws.registry import law_by_name
 from jaxscale.runs.table import RunsTable
+from jaxscale.support.compiled_programs import persistent_jit
 from jaxscale.support.memory import check_memory
 
 #: Multistart tolerances: a start stops when a step lowers the objective by <= 1e-9 of its
@@ -167,7 +168,8 @@ class FitResult:
 @functools.cache
 def _values(objective: Callable, batch: int) -> Callable:
     """``objective`` at every start, ``batch`` starts at a time (jit-compiled)."""
-    return jax.jit(lambda starts, data: jax.lax.map(lambda theta: objective(theta, data), starts, batch_size=batch))
+    return persistent_jit(lambda starts, data: jax.lax.map(lambda theta: objective(theta, data), starts,
+                                                           batch_size=batch), key=(_values, objective, batch))
 
 
 def screened(objective: Callable, starts: np.ndarray, data: FitData, keep: int | None) -> np.ndarray:

@@ -74,6 +74,7 @@ def centred_fn(fun: Callable, law: Law) -> Callable:
     def centred(u: jnp.ndarray, data: FitData) -> jnp.ndarray:
         return fun(uncentre(law, u, centres(data)), data)
 
+    centred.__program_key__ = lambda: (centred_fn, fun, law)  # names its compiled programs on disk
     return centred
 
 

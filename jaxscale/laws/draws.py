@@ -20,13 +20,14 @@ import numpy as np
 from jaxscale.core.intervals import interval
 from jaxscale.core.numerics import float64
 from jaxscale.laws.law import Law, P
+from jaxscale.support.compiled_programs import persistent_jit
 
 #: Where draws come from, and the interval each reports (:meth:`Draws.interval`): bootstrap
 #: refits give percentile intervals (Besiroglu et al. 2024), posterior draws highest-density ones.
 KINDS = {"bootstrap": "percentile", "nuts": "hdi", "laplace": "hdi"}
 
 
-@partial(jax.jit, static_argnums=0)
+@partial(persistent_jit, static_argnums=0)
 def _derived_map(law: Law, draws: Any) -> dict[str, jnp.ndarray]:
     return jax.vmap(law.derived)(draws)
 

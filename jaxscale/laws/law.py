@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import sys
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Callable, Generic, Mapping, NamedTuple, TypeVar
@@ -245,6 +246,15 @@ class Law(Generic[P]):
         defined = self.exponents_positive(params) & jnp.all(jnp.isfinite(jnp.stack(jnp.broadcast_arrays(*params))), 0)
         inside = jax.tree.map(lambda v: jnp.where(defined, v, 1.0), params)
         return {k: jnp.where(defined, v, jnp.nan) for k, v in self.closed_forms(inside).items()}
+
+    def __program_key__(self) -> str | None:
+        """The law's name where it is a law of :mod:`jaxscale.laws` (a module-level ``Law`` of one
+        of its modules: a registered law, whose source names its compiled programs), else None
+        (a law built elsewhere, or by :meth:`given`, names no program kept on disk:
+        :mod:`jaxscale.support.compiled_programs`)."""
+        package = __name__.rpartition(".")[0] + "."
+        modules = [m for name, m in list(sys.modules.items()) if name.startswith(package)]
+        return self.name if any(v is self for m in modules for v in vars(m).values()) else None
 
     def given(self, **fixed: ArrayLike) -> "Law":
         """This law with its inputs beyond (x1, x2) held fixed, by name (e.g. ``U_D=1e11``): a

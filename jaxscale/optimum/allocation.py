@@ -32,6 +32,7 @@ from jaxscale.core.validation import check_positive
 from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
 from jaxscale.optimum import solver as optimal
+from jaxscale.support.compiled_programs import persistent_jit
 
 
 class OptimalAllocation(NamedTuple):
@@ -68,7 +69,7 @@ def _allocation(law: Law, params: NamedTuple, c: jnp.ndarray) -> OptimalAllocati
     return OptimalAllocation(c=c, n=n, d=d, loss=law.loss(n, d, params))
 
 
-@partial(jax.jit, static_argnums=0)
+@partial(persistent_jit, static_argnums=0)
 def _allocation_map(law: Law, draws: NamedTuple, c: jnp.ndarray) -> OptimalAllocation:
     return jax.vmap(_allocation, in_axes=(None, 0, None))(law, draws, c)
 

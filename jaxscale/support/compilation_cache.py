@@ -37,7 +37,10 @@ def enable_compilation_cache(environ: dict[str, str] | None = None) -> Path | No
         return None
     import jax
 
+    from jaxscale.support.compiled_programs import use_directory
+
     jax.config.update("jax_compilation_cache_dir", str(directory))
+    use_directory(directory / "programs")
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
     return directory
