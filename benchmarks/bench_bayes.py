@@ -48,7 +48,7 @@ from jaxscale.inference import law_model, refit
 from jaxscale.inference.sample import NutsConfig, chain_method, run_nuts  # noqa: E402
 from jaxscale.laws import chinchilla  # noqa: E402
 from jaxscale.reconciliation import per_draw as derived  # noqa: E402
-from jaxscale.runs.table import drop_highest_loss, read_runs_table  # noqa: E402
+from jaxscale.tables.table import drop_highest_loss, read_runs_table  # noqa: E402
 from jaxscale.support import compilation_cache  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "chinchilla_svg_extracted_data.csv"

@@ -71,7 +71,7 @@ from jaxscale.planning.refits import first_fit, pool_of, pooled_bootstrap
 from jaxscale.planning.replay import STRATEGIES, Trace, compute_to_reach, replay, strategy
 from jaxscale.planning.simulated_runs import simulated_runs
 from jaxscale.planning.targets import n_star
-from jaxscale.runs.table import RunsTable, drop_highest_loss, read_runs_table
+from jaxscale.tables.table import RunsTable, drop_highest_loss, read_runs_table
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "chinchilla_svg_extracted_data.csv"
 START = 20

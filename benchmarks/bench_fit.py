@@ -39,7 +39,7 @@ from jaxscale.core import lbfgs
 from jaxscale.fitting.approach3 import MULTISTART, fit_approach3
 from jaxscale.fitting.bootstrap import WARM_START, bootstrap, resample_counts
 from jaxscale.laws.chinchilla import LAW as CHINCHILLA
-from jaxscale.runs.table import drop_highest_loss, read_runs_table
+from jaxscale.tables.table import drop_highest_loss, read_runs_table
 from jaxscale.support import compilation_cache
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "chinchilla_svg_extracted_data.csv"

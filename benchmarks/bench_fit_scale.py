@@ -70,7 +70,7 @@ def child(path: str, unchunked: bool) -> dict:
     """Load and fit ``path`` in this process; wall times, objective and peak memory."""
     t0 = time.perf_counter()
     from jaxscale.fitting import approach3, objective
-    from jaxscale.runs.table import read_runs_table
+    from jaxscale.tables.table import read_runs_table
     from jaxscale.support.compilation_cache import enable_compilation_cache
 
     enable_compilation_cache()

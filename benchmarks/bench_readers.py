@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxscale.trackers.mlflow import read_mlflow
-from jaxscale.runs.table import read_runs_table
+from jaxscale.tables.table import read_runs_table
 from jaxscale.trackers.tensorboard import event_files, read_tensorboard
 
 SHAPES = [(64, 2), (96, 2), (128, 2), (128, 4), (192, 4), (256, 4), (256, 6), (384, 6), (512, 6), (512, 8)]

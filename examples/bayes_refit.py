@@ -22,7 +22,7 @@ from jaxscale.inference.sample import NutsConfig
 from jaxscale.laws.chinchilla import EPOCH
 from jaxscale.optimum.allocation import loss_draws, optimal_allocation
 from jaxscale.plots import bayes as plots
-from jaxscale.runs.table import drop_highest_loss, read_runs_table
+from jaxscale.tables.table import drop_highest_loss, read_runs_table
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "chinchilla_svg_extracted_data.csv"
 PLANNED = (70e9, 1.4e12)  # Chinchilla itself: 70B parameters, 1.4T tokens

@@ -31,7 +31,7 @@ import pandas as pd
 
 from jaxscale.lm import presets, sharding
 from jaxscale.lm.sweep import format_table, learning_curve_exponent, run_sweep
-from jaxscale.runs import schema as rs
+from jaxscale.tables import schema as rs
 
 #: Sequences a device computes at a time (see the module docstring).
 MAX_ROWS_PER_DEVICE = 512

@@ -27,7 +27,7 @@ import pandas as pd
 from jaxscale.curves import lr_annealing_fit, multipower_fit
 from jaxscale.laws import multipower
 from jaxscale.optimum.best_schedule import optimal_schedule
-from jaxscale.runs.table import read_runs_table
+from jaxscale.tables.table import read_runs_table
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multipower_25m"
 PEAK, WARMUP, FLOOR, TWO_STAGE_AT, DECAY_FROM = 3e-4, 2160, 3e-5, 8000, 20_000

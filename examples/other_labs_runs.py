@@ -22,7 +22,7 @@ from pathlib import Path
 from jaxscale.fitting.approach1 import fit_approach1
 from jaxscale.fitting.approach2 import fit_approach2
 from jaxscale.reconciliation.on_runs import reconcile_runs, summary
-from jaxscale.runs.table import read_runs_table
+from jaxscale.tables.table import read_runs_table
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 RUN = ["model", "peak_lr", "total_steps", "sweep"]

@@ -33,7 +33,7 @@ from jaxscale.laws import pearce_song
 from jaxscale.plots import sensitivity as plots
 from jaxscale.reconciliation.pipeline import EmbeddingFit
 from jaxscale.reconciliation.choice_sensitivity import KNOBS, reconciliation_sensitivity
-from jaxscale.runs.table import drop_highest_loss, read_runs_table
+from jaxscale.tables.table import drop_highest_loss, read_runs_table
 from jaxscale.sensitivities import influence
 from jaxscale.sensitivities.delta_method import delta_method, log_covariance
 from jaxscale.sensitivities.elasticity import values_and_elasticities

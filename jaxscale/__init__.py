@@ -17,7 +17,7 @@ Verbs: :func:`load_runs`, :func:`fit`, :func:`bayes`, :func:`sensitivity`, :func
 recipes), :func:`hparams` (optimal learning rate and batch size), :func:`schedule` (the
 learning-rate schedule a multi-power law ends lowest with), :func:`model_params` (parameter counts
 and FLOPs per token of a configuration), :func:`curve` (laws of whole learning curves, predicting
-other schedules), :func:`inspect_runs` (what a source of runs holds, and its tidy table: ``jaxscale runs``);
+other schedules), :func:`runs` (what a source of runs holds, and its tidy table: ``jaxscale runs``);
 :mod:`laws` (``laws.names()``, ``laws.get(name)``). Each verb returns a result
 with ``.summary()`` (a DataFrame), ``.to_dict()`` (the JSON ``jaxscale COMMAND --json`` prints),
 ``.plot()`` (matplotlib Figures) and ``.save(directory)``. Types: :data:`Runs` (what the verbs take as runs), :class:`RunsTable`,
@@ -40,9 +40,9 @@ _WHERE = {
     "sensitivity": "jaxscale._api.sensitivity", "reconcile": "jaxscale._api.reconcile",
     "allocate": "jaxscale._api.allocate", "design": "jaxscale._api.design", "compare": "jaxscale._api.compare",
     "hparams": "jaxscale._api.hparams", "schedule": "jaxscale._api.schedule", "model_params": "jaxscale._api.params",
-    "curve": "jaxscale._api.curve", "inspect_runs": "jaxscale._api.runs_report",
+    "curve": "jaxscale._api.curve", "runs": "jaxscale._api.runs_report",
     "laws": "jaxscale.laws",
-    "Runs": "jaxscale._api.runs", "RunsTable": "jaxscale.runs.table", "Law": "jaxscale.laws.law", "Draws": "jaxscale.laws.draws",
+    "Runs": "jaxscale._api.runs", "RunsTable": "jaxscale.tables.table", "Law": "jaxscale.laws.law", "Draws": "jaxscale.laws.draws",
     "FitReport": "jaxscale._api.fit", "FrontierReport": "jaxscale._api.fit", "Posterior": "jaxscale._api.bayes",
     "GroupedPosterior": "jaxscale._api.bayes", "LooComparison": "jaxscale._api.bayes",
     "SensitivityReport": "jaxscale._api.sensitivity", "ReconcileReport": "jaxscale._api.reconcile",
@@ -88,7 +88,7 @@ if TYPE_CHECKING:
     from jaxscale._api.sensitivity import sensitivity as sensitivity
     from jaxscale.laws.draws import Draws as Draws
     from jaxscale.laws.law import Law as Law
-    from jaxscale.runs.table import RunsTable as RunsTable
+    from jaxscale.tables.table import RunsTable as RunsTable
 else:
     # Hidden from type checkers: a module-level __getattr__ would make every unknown name Any to them.
     def __getattr__(name: str) -> Any:

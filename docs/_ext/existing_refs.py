@@ -72,7 +72,7 @@ def _imported_for_typing(name: str, module: str | None) -> list[str]:
 
 def _defining_module(module: str | None, cls: str | None) -> str | None:
     """The module that defines class ``cls`` when the page documents it under another module's
-    name (``jaxscale.RunsTable``, defined in ``jaxscale.runs.table``); None otherwise."""
+    name (``jaxscale.RunsTable``, defined in ``jaxscale.tables.table``); None otherwise."""
     defined_in = getattr(_lookup(f"{module}.{cls}"), "__module__", None) if module and cls else None
     return defined_in if isinstance(defined_in, str) and defined_in != module else None
 

@@ -15,7 +15,7 @@ from jaxscale._api._results import Figures, Result, bounds, rows
 from jaxscale._api.runs import Runs, as_runs
 from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables.table import RunsTable
 
 #: Budgets (FLOP) between which the N*(C) and loss bands are drawn.
 BAND_BUDGETS = (1e18, 1e27)
@@ -274,7 +274,7 @@ def bayes(runs: Runs, law: str | Law = "chinchilla", *, chains: int = 4, warmup:
     Song's reconciled (Kaplan-basis) exponent of every draw.
 
     Args:
-        runs: a :class:`~jaxscale.runs.table.RunsTable` (:func:`jaxscale.load_runs`), a CSV path
+        runs: a :class:`~jaxscale.tables.table.RunsTable` (:func:`jaxscale.load_runs`), a CSV path
             or a DataFrame.
         law: any name of :func:`jaxscale.laws.names` or a :class:`~jaxscale.laws.Law`.
         chains, warmup, samples: NUTS chains, warmup steps and draws per chain.

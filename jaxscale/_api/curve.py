@@ -16,7 +16,7 @@ import pandas as pd
 
 from jaxscale._api._results import Figures, Result, bounds, rows
 from jaxscale._api.runs import Runs, load_runs
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables.table import RunsTable
 
 if TYPE_CHECKING:
     from jaxscale.curves.lr_annealing_fit import CurveFit
@@ -236,7 +236,7 @@ def curve(runs: Runs, *, law: str = "lr-annealing", protocol: str | None = None,
         A :class:`CurveReport`.
     """
     from jaxscale.curves import lr_annealing_fit as lc
-    from jaxscale.runs.learning_rates import run_learning_rates
+    from jaxscale.tables.learning_rates import run_learning_rates
 
     start = time.perf_counter()
     if law not in CURVE_LAWS:

@@ -17,7 +17,7 @@ from jaxscale.fitting.approach3 import FitResult
 from jaxscale.laws.law import Law
 from jaxscale.planning.target_intervals import gaussian_interval
 from jaxscale.planning.selection import Plan
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables.table import RunsTable
 
 
 @dataclass(frozen=True, repr=False)

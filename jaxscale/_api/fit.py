@@ -19,7 +19,7 @@ from jaxscale.fitting.frontier_laws import FrontierLaws
 from jaxscale.determinacy.identifiability import Identifiability, identifiability_text
 from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables.table import RunsTable
 from jaxscale.support.atomic import atomic_path
 
 #: The approaches of Hoffmann et al. (2022) that :func:`fit` runs.
@@ -216,7 +216,7 @@ def fit(runs: Runs, law: str | Law = "chinchilla", *, method: str = "approach3",
     training curves or isoFLOP profiles (no law).
 
     Args:
-        runs: a :class:`~jaxscale.runs.table.RunsTable` (:func:`jaxscale.load_runs`), a CSV path
+        runs: a :class:`~jaxscale.tables.table.RunsTable` (:func:`jaxscale.load_runs`), a CSV path
             or a DataFrame.
         law: any name of :func:`jaxscale.laws.names` or a :class:`~jaxscale.laws.Law`
             (Approach 3 only).

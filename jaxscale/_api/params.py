@@ -1,5 +1,5 @@
 """``model_params``: a model's parameter counts and training FLOPs per token, from its configuration
-(:mod:`jaxscale.runs.model_config`, :mod:`jaxscale.runs.accounting`)."""
+(:mod:`jaxscale.tables.model_config`, :mod:`jaxscale.tables.accounting`)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ class ModelParams(Result):
         config: where the configuration came from (a path, or ``"mapping"``).
         counts: ``architecture`` (the fields read), ``n_total``, ``n_nonembedding``,
             ``n_embedding``, ``flops_per_token`` and ``conventions`` (what each convention counts
-            and its source), as :func:`jaxscale.runs.model_config.model_params` returns them.
+            and its source), as :func:`jaxscale.tables.model_config.model_params` returns them.
     """
 
     config: str
@@ -60,7 +60,7 @@ def model_params(config: str | Path | Mapping[str, Any]) -> ModelParams:
     :math:`N_E` the embedding parameters (Pearce & Song 2024, Eqs. 1-2), and the FLOPs per token
     under each convention in use: :math:`6N`, :math:`6N_{\setminus E}`, Kaplan et al.'s
     :math:`6N + 6\,n_\mathrm{layer} n_\mathrm{ctx} d_\mathrm{attn}`, Hoffmann et al.'s Appendix F
-    and DeepSeek's M (:mod:`jaxscale.runs.accounting`).
+    and DeepSeek's M (:mod:`jaxscale.tables.accounting`).
 
     Args:
         config: a Hugging Face ``config.json`` path (GPT-2, GPT-NeoX/Pythia, Llama/Mistral, OLMo),
@@ -73,6 +73,6 @@ def model_params(config: str | Path | Mapping[str, Any]) -> ModelParams:
     Raises:
         ValueError: the configuration names no architecture jaxscale counts (naming the field).
     """
-    from jaxscale.runs.model_config import model_params as count
+    from jaxscale.tables.model_config import model_params as count
 
     return ModelParams(str(config) if isinstance(config, (str, Path)) else "mapping", count(config))

@@ -8,8 +8,8 @@ from typing import Union
 
 import pandas as pd
 
-from jaxscale.runs import table as runs_table
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables import table as runs_table
+from jaxscale.tables.table import RunsTable
 
 #: What the verbs take as runs: a validated table, a CSV's path, a DataFrame, or a function
 #: returning a table (called once the verb has checked its options, so that a bad option is
@@ -33,7 +33,7 @@ def load_runs(source: Runs, *, n: str | None = None, d: str | None = None, c: st
     Args:
         source: a CSV path, a pandas DataFrame, an experiment tracker's runs (a TensorBoard log
             directory, an MLflow store or URI, W&B exports: :mod:`jaxscale.trackers.sources`), or a
-            :class:`~jaxscale.runs.table.RunsTable` (then only the transformations apply).
+            :class:`~jaxscale.tables.table.RunsTable` (then only the transformations apply).
         n, d, c, loss: the columns of model size N, training tokens D, compute C and the loss
             (default: recognised by name; D or C may be missing, C = 6 N D fills it).
         where: keep the rows whose column equals the text, e.g. ``{"source": "epochai_chinchilla"}``.
@@ -45,7 +45,7 @@ def load_runs(source: Runs, *, n: str | None = None, d: str | None = None, c: st
             eval/loss, ..., loss, train_loss).
         config: a W&B runs-table export with the runs' configurations.
         loss_policy: the loss each run contributes, ``"every"`` checkpoint, ``"final"``,
-            ``"min"`` or ``"ema:SPAN"`` (:mod:`jaxscale.runs.policy`; default: every checkpoint).
+            ``"min"`` or ``"ema:SPAN"`` (:mod:`jaxscale.tables.policy`; default: every checkpoint).
         final_only: keep only the last checkpoint of each run (finished, annealed runs).
         tuned_only: at each (N, D), keep only the lowest-loss row (of a learning-rate sweep, the
             tuned run).

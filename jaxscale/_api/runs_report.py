@@ -1,4 +1,4 @@
-"""``inspect_runs``: what a source of runs holds, one line per run with what its checks found, and
+"""``runs``: what a source of runs holds, one line per run with what its checks found, and
 the tidy runs table read from it (``jaxscale runs``)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from jaxscale.trackers.sources import SourceReport
-    from jaxscale.runs.table import RunsTable
+    from jaxscale.tables.table import RunsTable
 
 
 @dataclass(frozen=True, repr=False)
@@ -23,7 +23,7 @@ class RunsReport(Result):
     """The runs of a source as read: the tidy table and, per run, what the checks found.
 
     Attributes:
-        table: the tidy runs table (:class:`~jaxscale.runs.table.RunsTable`).
+        table: the tidy runs table (:class:`~jaxscale.tables.table.RunsTable`).
         report: the source's kind, origin, metric, loss policy and one line per run
             (:class:`~jaxscale.trackers.sources.SourceReport`).
     """
@@ -73,7 +73,7 @@ def _number(value: float | None, spec: str) -> str:
     return "undefined" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
 
 
-def inspect_runs(source: str | Path | pd.DataFrame, *, kind: str | None = None, metric: str | None = None,
+def runs(source: str | Path | pd.DataFrame, *, kind: str | None = None, metric: str | None = None,
                  config: str | Path | None = None, loss_policy: str | None = None) -> RunsReport:
     """Read the runs where they live and say what they hold: one line per run (its N, tokens per
     step, points, first and last step, final and minimum loss) with what the checks found
@@ -81,7 +81,7 @@ def inspect_runs(source: str | Path | pd.DataFrame, *, kind: str | None = None, 
     tidy runs table (:meth:`RunsReport.save` writes it as ``runs.csv``). Nothing is refused for
     holding a single model size or few rows: this is the look before a fit.
 
-    (The verb is not named ``runs``: ``jaxscale.runs`` is the engine's package of readers.)
+    (The verb is not named ``runs``: ``jaxscale.tables`` is the engine's package of readers.)
 
     Args:
         source: a runs table (CSV or DataFrame), a TensorBoard log directory, an MLflow store or
@@ -97,9 +97,9 @@ def inspect_runs(source: str | Path | pd.DataFrame, *, kind: str | None = None, 
     Returns:
         A :class:`RunsReport`.
     """
-    from jaxscale.runs.policy import as_policy
+    from jaxscale.tables.policy import as_policy
     from jaxscale.trackers.sources import table_report
-    from jaxscale.runs.table import read_runs_table
+    from jaxscale.tables.table import read_runs_table
 
     policy = as_policy(loss_policy)  # checked before any reading
     table = read_runs_table(source, source_kind=kind, metric=metric, config=config, loss_policy=loss_policy,

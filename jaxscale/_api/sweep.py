@@ -61,7 +61,7 @@ class SweepReport(Result):
         """``curves_EXPERIMENT``: the loss curves of each experiment with two runs or more, on both bases."""
         from jaxscale.lm.sweep import select_runs
         from jaxscale.plots.sweep import curves_figure
-        from jaxscale.runs import schema as rs
+        from jaxscale.tables import schema as rs
 
         return Figures({_figure_name(e): curves_figure(
             select_runs(self.config, self.result.curves, self.result.best_lr, e).frame, rs.BASES,

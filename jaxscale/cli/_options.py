@@ -136,7 +136,7 @@ def _kinds() -> tuple[str, ...]:
 def add_source(p: argparse.ArgumentParser) -> None:
     """How to read runs that live in an experiment tracker (:mod:`jaxscale.trackers.sources`): its
     kind, the metric read as the loss, a W&B runs-table export, and the loss policy."""
-    from jaxscale.runs.schema import LOSS_POLICIES
+    from jaxscale.tables.schema import LOSS_POLICIES
 
     p.add_argument("--source", dest="source_kind", action=_SourceKind, default=None, metavar="KIND")
     p.add_argument("--metric", default=None, metavar="NAME",

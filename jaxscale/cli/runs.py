@@ -1,5 +1,5 @@
 """``jaxscale runs``: what a source of runs holds, one line per run, and the tidy runs table
-(:func:`jaxscale.inspect_runs`)."""
+(:func:`jaxscale.runs`)."""
 
 from __future__ import annotations
 
@@ -34,9 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxscale import inspect_runs
+    from jaxscale import runs
 
     o.check_out(args.out)
-    result = inspect_runs(args.source, kind=args.source_kind, metric=args.metric, config=args.config,
+    result = runs(args.source, kind=args.source_kind, metric=args.metric, config=args.config,
                           loss_policy=args.loss_policy)
     return o.report(result, args)

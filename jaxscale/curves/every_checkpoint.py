@@ -22,8 +22,8 @@ from jaxscale.fitting.approach3 import FitResult, fit_approach3
 from jaxscale.fitting.bootstrap import bootstrap, cluster_counts
 from jaxscale.fitting.determinable import check_runs
 from jaxscale.laws import chinchilla, chinchilla_annealing
-from jaxscale.runs import schema as rs
-from jaxscale.runs.table import RunsTable, best_per_size_and_tokens, final_checkpoints
+from jaxscale.tables import schema as rs
+from jaxscale.tables.table import RunsTable, best_per_size_and_tokens, final_checkpoints
 
 
 def checkpoint_table(table: RunsTable) -> RunsTable:

@@ -40,8 +40,8 @@ from jaxscale.fitting.bootstrap import bootstrap, moving_block_counts
 from jaxscale.laws import lr_annealing
 from jaxscale.laws.schedule_areas import PAPER_DECAY, schedule_areas
 from jaxscale.optimum.allocation import loss_draws
-from jaxscale.runs import schema as rs
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables import schema as rs
+from jaxscale.tables.table import RunsTable
 from jaxscale.support.progress import progress_bar
 
 #: lambda values profiled when the decay factor is fitted (the paper reports 0.99-0.999 working).

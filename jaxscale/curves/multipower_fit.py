@@ -10,7 +10,7 @@ log residuals of every fitted checkpoint,
 theta = (log L0, log A, alpha, log B, log C, beta, gamma), minimised by the batched L-BFGS of
 :mod:`jaxscale.core.lbfgs` from the :data:`SCREEN` best of a grid of starts (:func:`starts`, set
 from the curves' own loss and peak rate), the lowest converged objective winning. Each run's
-rates eta_1..eta_T come from its schedule (:func:`jaxscale.runs.learning_rates.run_learning_rates`, the
+rates eta_1..eta_T come from its schedule (:func:`jaxscale.tables.learning_rates.run_learning_rates`, the
 warmup's included), so its curve is judged from its first checkpoint on.
 
 Judged, as the paper does, by the relative error |Lhat / L - 1| of every checkpoint of the runs
@@ -35,8 +35,8 @@ from jaxscale.core.numerics import float64
 from jaxscale.curves.lr_annealing_fit import check_named
 from jaxscale.fitting.objective import DELTA, huber
 from jaxscale.laws import multipower
-from jaxscale.runs import schema as rs
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables import schema as rs
+from jaxscale.tables.table import RunsTable
 
 #: L-BFGS settings: seven coordinates of very different scales (B ~ 1/peak rate).
 OPTIONS = lbfgs.Options(max_iter=5000, ftol=1e-13, gtol=1e-10)

@@ -1,7 +1,7 @@
 """Fitting scaling laws to runs tables: Chinchilla's Approaches 1-3, the bootstrap, and more
 (behind :func:`jaxscale.fit`).
 
-Every fitter takes a :class:`jaxscale.runs.table.RunsTable` and any :class:`jaxscale.laws.law.Law`
+Every fitter takes a :class:`jaxscale.tables.table.RunsTable` and any :class:`jaxscale.laws.law.Law`
 (by object or registry name), and returns the law's own parameter NamedTuple.
 
 - :mod:`~jaxscale.fitting.objective`: the Huber objective (a sum) and its likelihood form.

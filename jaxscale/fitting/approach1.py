@@ -62,7 +62,7 @@ from jaxscale.fitting.frontier_laws import (
     fit_frontier_laws,
     power_laws,
 )
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables.table import RunsTable
 
 #: The fewest distinct model sizes on the fitted frontier that give an exponent.
 MIN_FRONTIER_SIZES = 3

@@ -38,7 +38,7 @@ from jaxscale.fitting.frontier_laws import (
     fit_frontier_laws,
     power_laws,
 )
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables.table import RunsTable
 
 MIN_SLICE_SIZES = 3
 #: Resamples refitted at once: each holds a [slices, rows] weight matrix, so a checkpoint table of

@@ -60,7 +60,7 @@ from jaxscale.fitting.objective import DELTA, FitData, fit_data, huber_fn, huber
 from jaxscale.laws.draws import derived_draws
 from jaxscale.laws.law import Law
 from jaxscale.laws.registry import law_by_name
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables.table import RunsTable
 from jaxscale.support.compiled_programs import persistent_jit
 from jaxscale.support.memory import check_memory
 
@@ -258,7 +258,7 @@ def fit_approach3(
     ``grid`` (k, p) defaults to the law's grid (Epoch's 4500 points for Chinchilla);
     ``asymmetry`` > 1 weighs over-predictions of the loss that many times more (for sweeps
     whose small runs are under-tuned). Drop outliers on the table first
-    (:func:`jaxscale.runs.table.drop_highest_loss`; Epoch drops the 5 highest-loss runs).
+    (:func:`jaxscale.tables.table.drop_highest_loss`; Epoch drops the 5 highest-loss runs).
     Only the ``screen`` starts of lowest objective are minimised (module docstring); ``None``
     minimises every start.
     """

@@ -56,7 +56,7 @@ Scaling studies train on 1-1000 tokens per parameter; fewer than one on most run
 design we know: 4% of Epoch AI's Chinchilla runs, 6% of the isoFLOP table's, 2% of the
 (Mis)Fitting table's); a loss more than :data:`LOSS_STRAY_DECADES` decade from the others (a
 run in another unit); losses above 20 nats per token are flagged when the table is read
-(:data:`jaxscale.runs.table.MAX_PLAUSIBLE_LOSS`); more than :data:`MAX_TOKENS_PER_PARAMETER`
+(:data:`jaxscale.tables.table.MAX_PLAUSIBLE_LOSS`); more than :data:`MAX_TOKENS_PER_PARAMETER`
 tokens per parameter on most runs (N in millions or billions: D in billions trips the swapped
 columns' warning, N in billions this one).
 
@@ -75,7 +75,7 @@ from jax.typing import ArrayLike
 
 from jaxscale.support.plausibility import PlausibilityWarning
 from jaxscale.laws.law import Law
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables.table import RunsTable
 
 #: Decades. A table of runs at one tokens-per-parameter ratio whose sizes or token counts are
 #: written to two significant digits ("1.4B", "28B") lies off its line by rounding alone, by up to

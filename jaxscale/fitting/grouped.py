@@ -39,7 +39,7 @@ from jaxscale.fitting.bootstrap import resample_counts
 from jaxscale.fitting.objective import DELTA, fit_data, huber
 from jaxscale.laws.law import Law
 from jaxscale.laws.registry import law_by_name
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables.table import RunsTable
 
 #: Tolerances of the grouped fit and its refits (one problem per start; tight, as the likelihood
 #: fit's): the intercepts and exponents of each group form the same thin valleys as one law's.

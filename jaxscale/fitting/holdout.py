@@ -34,7 +34,7 @@ import numpy as np
 from jaxscale.fitting.approach3 import FitResult, fit_approach3
 from jaxscale.fitting.bootstrap import bootstrap
 from jaxscale.optimum.allocation import loss_draws
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables.table import RunsTable
 from jaxscale.support.memory import check_memory
 
 LEVELS = (0.5, 0.8, 0.9)

@@ -27,7 +27,7 @@ from jaxscale.fitting.determinable import check_runs
 from jaxscale.fitting.objective import DELTA, FitData, fit_data, nll_fn, residuals
 from jaxscale.laws.law import Law
 from jaxscale.laws.registry import law_by_name
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables.table import RunsTable
 
 #: Tolerances of the likelihood fit (one problem per start: tighter than the multistart).
 LIKELIHOOD = lbfgs.Options(max_iter=5000, ftol=1e-15, gtol=1e-10)

@@ -52,8 +52,8 @@ from jaxscale.fitting.objective import huber
 from jaxscale.laws import hparam_bowl
 from jaxscale.laws.law import Law
 from jaxscale.optimum import hparam_optimum as optimum
-from jaxscale.runs import schema as rs
-from jaxscale.runs.table import RunsTable, read_runs_table
+from jaxscale.tables import schema as rs
+from jaxscale.tables.table import RunsTable, read_runs_table
 
 #: L-BFGS settings of the joint fit: twelve-odd coordinates of very different scales take
 #: thousands of iterations (a start still moving at the limit is not converged).

@@ -61,7 +61,7 @@ import pandas as pd
 from jaxscale.core.numerics import float64
 from jaxscale.laws import steplaw
 from jaxscale.laws.law import Law
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables.table import RunsTable
 
 #: Relative width of the window of runs a group's quadratic is fitted to (rule, step 2).
 WINDOW = 0.01

@@ -53,7 +53,7 @@ from jaxscale.inference.refit import (
 from jaxscale.inference.sample import NutsConfig, posterior_mode
 from jaxscale.laws.law import Law, NoisePriors
 from jaxscale.laws.registry import law_by_name
-from jaxscale.runs.table import RunsTable, group_index
+from jaxscale.tables.table import RunsTable, group_index
 
 #: The name under which :func:`compare_sharing` reports the model that shares nothing.
 NOTHING_SHARED = "share none"

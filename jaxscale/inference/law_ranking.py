@@ -25,7 +25,7 @@ from jaxscale.inference.refit import check_pointwise, sample_posterior
 from jaxscale.inference.sample import NutsConfig
 from jaxscale.laws.law import Law
 from jaxscale.laws.registry import law_by_name
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables.table import RunsTable
 
 #: Above this Pareto shape the PSIS estimate of a run's elpd is unreliable (Vehtari et al. 2024).
 PARETO_K_MAX = 0.7

@@ -36,7 +36,7 @@ from jaxscale.laws.law import Law, NoisePriors
 from jaxscale.laws.registry import law_by_name
 from jaxscale.optimum.allocation import loss_draws
 from jaxscale.reconciliation import per_draw as derived
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables.table import RunsTable
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@
 - :mod:`.draws` holds :class:`Draws`, the parameter sets of one law that fits' bootstraps and
   posteriors share; :mod:`.table_a9` holds Chinchilla's model configurations;
   :mod:`.schedule_areas` the learning-rate schedule's areas. Parameters and FLOPs are counted in
-  :mod:`jaxscale.runs.accounting`.
+  :mod:`jaxscale.tables.accounting`.
 """
 
 from jaxscale.laws.draws import Draws

@@ -35,7 +35,7 @@ from jax.typing import ArrayLike
 from jaxscale.laws import chinchilla
 from jaxscale.laws.law import Law, NoisePriors, Normal, grid, lse
 from jaxscale.laws.lr_annealing import log_difference
-from jaxscale.runs import schema as rs
+from jaxscale.tables import schema as rs
 
 
 class ChinchillaAnnealingParams(NamedTuple):

@@ -20,7 +20,7 @@ loss is derived, L = exp(log_loss). Everything else is generic over that:
   a, b, G of Eq. 4) for fits and posterior draws alike;
 - a law of more inputs than two (the data-constrained law of N, D and the unique tokens U_D)
   takes them as further arguments, ``log_loss(params, log_x1, log_x2, log_x3, ...)``: fits and
-  posteriors read them per run from the runs table (:meth:`jaxscale.runs.table.RunsTable.law_inputs`),
+  posteriors read them per run from the runs table (:meth:`jaxscale.tables.table.RunsTable.law_inputs`),
   and :meth:`Law.given` holds them fixed for the solvers: ``law.given(U_D=1e11)`` is a law of
   (x1, x2) like any other.
 

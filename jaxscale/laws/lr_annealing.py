@@ -13,7 +13,7 @@ every checkpoint of one or two runs and then predicts the curve of any other sch
 model (:mod:`jaxscale.curves.lr_annealing_fit`).
 
 Its inputs are (S1, S2), so a runs table serves it once S1 and S2 are columns
-(:meth:`jaxscale.runs.table.RunsTable.law_inputs`); lambda is not a parameter of the law but of its
+(:meth:`jaxscale.tables.table.RunsTable.law_inputs`); lambda is not a parameter of the law but of its
 inputs (fixed, or profiled by the fitter over a grid). In log form, overflow-safe::
 
     log L = P + log(1 - exp(log C + log S2 - P)),   P = LSE(log L0, log A - alpha log S1),
@@ -31,7 +31,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxscale.laws.law import Law, NoisePriors, Normal, grid, lse
-from jaxscale.runs import schema as rs
+from jaxscale.tables import schema as rs
 
 
 class LRAnnealingParams(NamedTuple):

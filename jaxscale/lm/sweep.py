@@ -2,7 +2,7 @@
 
 :func:`run_sweep` trains every run of a :class:`~jaxscale.lm.presets.SweepConfig` (each in
 its own directory with checkpoints, so a killed sweep skips finished runs and resumes the
-interrupted one), writes the runs table, reads it back through :func:`jaxscale.runs.table.read_runs_table`
+interrupted one), writes the runs table, reads it back through :func:`jaxscale.tables.table.read_runs_table`
 and fits Chinchilla's Method 1 (:func:`jaxscale.fitting.approach1.fit_approach1`) on each basis:
 
     N_opt ∝ C^a,   D_opt = C / (6 N_opt) ∝ C^b,   b = 1 - a      (Pearce & Song, Eqs. 3-4)
@@ -42,8 +42,8 @@ from jaxscale.lm import train as lm
 from jaxscale.lm.presets import ModelSize, SweepConfig, with_corpus
 from jaxscale.lm.tokens import TokenBatches, prepare_tokens
 from jaxscale.networks.transformer import TransformerConfig
-from jaxscale.runs import schema as rs
-from jaxscale.runs.table import RunsTable, read_runs_table
+from jaxscale.tables import schema as rs
+from jaxscale.tables.table import RunsTable, read_runs_table
 from jaxscale.support.atomic import atomic_path, write_manifest, write_text_atomic
 from jaxscale.support.progress import progress_bar
 

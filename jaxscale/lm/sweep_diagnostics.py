@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from jaxscale.fitting.frontier_laws import FrontierLaws
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables.table import RunsTable
 
 
 def learning_rate_rows(losses: dict[str, dict[float, float]], best: dict[str, float]) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jaxscale.runs import schema as rs
+from jaxscale.tables import schema as rs
 
 #: Per-step columns of the runs table logged as scalars; the rest that is constant within a run
 #: (sizes, the schedule) is logged once as hparams, with the run's tokens per step.

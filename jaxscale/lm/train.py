@@ -9,7 +9,7 @@ once per run) and the jitted step writes that value into the state before the up
 learning rate and schedule of a sweep reuses one compiled step per model shape.
 
 Every evaluation point appends one row to the run's curve (``curve.csv``, columns of
-:mod:`jaxscale.runs.schema`): tokens D, N_T, N_\\E, N_E, C_T = 6 N_T D, C_\\E = 6 N_\\E D, learning
+:mod:`jaxscale.tables.schema`): tokens D, N_T, N_\\E, N_E, C_T = 6 N_T D, C_\\E = 6 N_\\E D, learning
 rate, schedule, train and validation loss (``loss`` is the validation loss). State is
 checkpointed (orbax) every ``checkpoint_every`` steps; a restarted run restores the latest
 checkpoint, truncates the curve to it and continues, and since batches are a function of
@@ -45,9 +45,9 @@ from jaxscale.networks.transformer import (
     next_token_loss,
     param_counts,
 )
-from jaxscale.runs import accounting
-from jaxscale.runs import schema as rs
-from jaxscale.runs.learning_rates import Schedule
+from jaxscale.tables import accounting
+from jaxscale.tables import schema as rs
+from jaxscale.tables.learning_rates import Schedule
 from jaxscale.support.atomic import atomic_path, write_text_atomic
 from jaxscale.support.checkpoints import Checkpoints
 from jaxscale.support.progress import progress_bar

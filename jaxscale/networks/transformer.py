@@ -18,7 +18,7 @@ Counting follows Pearce & Song (2024), Eqs. 1-2: N_T = N_E + N_\\E with N_E = (h
 context only when positions are learned, plus v d for an untied output projection. Kaplan et al.
 (2020), Table 1: N_\\E ~= 2 d l (2 d_attn + d_ff) = 12 l d^2 (biases and LayerNorm excluded; we
 count those separately) and forward FLOPs per token C_fwd = 2 N + 2 l n_ctx d. Each formula is
-written once, in :mod:`jaxscale.runs.accounting`; :func:`architecture` states a config's shape
+written once, in :mod:`jaxscale.tables.accounting`; :func:`architecture` states a config's shape
 for its exact counts (the same function that counts GPT-2's or Llama's parameters), and
 :func:`count_params` reads the exact counts from the parameter tree to check them.
 """
@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxscale.runs import accounting
+from jaxscale.tables import accounting
 
 PARAM_DTYPE = jnp.float32
 INIT_STD = 0.02
@@ -219,7 +219,7 @@ ParamCounts = accounting.ParamCounts
 
 
 def architecture(cfg: TransformerConfig) -> accounting.Architecture:
-    """The shape of ``Transformer(cfg)`` for :mod:`jaxscale.runs.accounting`: biases on every
+    """The shape of ``Transformer(cfg)`` for :mod:`jaxscale.tables.accounting`: biases on every
     dense layer but the untied head, LayerNorm (gain and bias), multi-head attention, a GELU MLP."""
     return accounting.Architecture(
         d_model=cfg.d_model, n_layer=cfg.n_layer, n_head=cfg.n_head, vocab_size=cfg.vocab_size, n_ctx=cfg.n_ctx,

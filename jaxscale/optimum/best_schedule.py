@@ -40,7 +40,7 @@ import optax
 
 from jaxscale.core.numerics import float64
 from jaxscale.laws import multipower
-from jaxscale.runs.learning_rates import named_learning_rates
+from jaxscale.tables.learning_rates import named_learning_rates
 from jaxscale.support.memory import check_memory
 
 #: Knots of the schedule's log decrement; the Adam steps and step size of the descent.

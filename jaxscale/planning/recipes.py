@@ -46,7 +46,7 @@ from jaxscale.laws.registry import law_by_name
 from jaxscale.optimum.allocation import check_nd
 from jaxscale.planning.target_intervals import Interval, percentile_interval
 from jaxscale.planning.multiplier import multipliers, per_decade
-from jaxscale.runs.table import RunsTable, group_index, read_runs_table
+from jaxscale.tables.table import RunsTable, group_index, read_runs_table
 
 RESAMPLES = 1000
 LEVEL = 0.95

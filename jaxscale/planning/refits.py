@@ -39,7 +39,7 @@ from jaxscale.fitting.centring import solve_centred
 from jaxscale.fitting.objective import FitData, fit_data, huber_fn
 from jaxscale.laws.law import Law
 from jaxscale.laws.registry import law_by_name
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables.table import RunsTable
 
 #: Starts of a refit: the previous optimum and the 7 lowest points of the law's grid.
 REFIT_STARTS = 8

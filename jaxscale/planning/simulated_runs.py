@@ -18,7 +18,7 @@ from jax.typing import ArrayLike
 from jaxscale.core.numerics import float64
 from jaxscale.core.validation import check_positive
 from jaxscale.laws.law import Law
-from jaxscale.runs.table import RunsTable, from_arrays
+from jaxscale.tables.table import RunsTable, from_arrays
 
 
 @float64

@@ -12,7 +12,7 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 
 from jaxscale.curves.lr_annealing_fit import CurveFit
-from jaxscale.runs import schema as rs
+from jaxscale.tables import schema as rs
 
 
 #: Panels on one page of :func:`curves_figures`.

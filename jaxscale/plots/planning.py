@@ -14,7 +14,7 @@ from jaxscale.planning.recipes import RecipeComparison
 from jaxscale.planning.replay import Trace
 from jaxscale.planning.selection import Plan
 from jaxscale.plots.log_ticks import plain_log_ticks
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables.table import RunsTable
 
 
 def candidates_figure(plan: Plan, runs_n: np.ndarray | None = None, runs_d: np.ndarray | None = None) -> Figure:

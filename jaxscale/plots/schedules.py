@@ -16,7 +16,7 @@ from jaxscale.core.numerics import float64
 from jaxscale.curves.multipower_fit import MultiPowerFit
 from jaxscale.laws import multipower
 from jaxscale.optimum.best_schedule import ScheduleOptimum
-from jaxscale.runs import schema as rs
+from jaxscale.tables import schema as rs
 
 #: Points along each predicted loss curve of :func:`schedule_figure`.
 CURVE_POINTS = 200

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from jaxscale.runs import schema as rs
+from jaxscale.tables import schema as rs
 
 BASIS_LABELS = {"total": "total compute $C_T = 6 N_T D$", "nonembedding": r"non-embedding compute $C_{\backslash E} = 6 N_{\backslash E} D$"}
 

@@ -49,7 +49,7 @@ from jaxscale.optimum import solver as optimal
 from jaxscale.reconciliation.per_draw import reconciled_exponents
 from jaxscale.reconciliation.pipeline import EmbeddingFit, fit_gamma_delta
 from jaxscale.reconciliation.synthetic_curves import SimulationConfig, Step4, simulate_step4
-from jaxscale.runs.table import RunsTable, best_per_size_and_tokens, final_checkpoints
+from jaxscale.tables.table import RunsTable, best_per_size_and_tokens, final_checkpoints
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Where runs live: detect a source's kind, read it, and turn its curves into a runs table.
 
-``read_runs_table(source)`` (:func:`jaxscale.runs.table.read_runs_table`) takes a runs table (CSV) or a
+``read_runs_table(source)`` (:func:`jaxscale.tables.table.read_runs_table`) takes a runs table (CSV) or a
 tracker's store; for a store it calls :func:`read_source`, which
 
 1. reads the store with its reader (:data:`READERS`: TensorBoard directories, MLflow stores, W&B
@@ -9,11 +9,11 @@ tracker's store; for a store it calls :func:`read_source`, which
    loss) unless ``metric`` names one;
 3. gives each run its model size N from its configuration: a size it logged (``n_total``,
    ``params``, ... as a runs table spells them), else the exact count of the architecture its
-   hyperparameters describe (:func:`jaxscale.runs.model_config.run_architecture`,
-   :func:`jaxscale.runs.accounting.param_counts`); and its tokens at each step from a logged
+   hyperparameters describe (:func:`jaxscale.tables.model_config.run_architecture`,
+   :func:`jaxscale.tables.accounting.param_counts`); and its tokens at each step from a logged
    tokens metric, else step x tokens per step (``tokens_per_step``, or batch size x sequence length);
 4. leaves out checkpoints at zero tokens (the loss at initialisation: a law of D has no D = 0),
-   then checks every curve and chooses the loss each run contributes (:mod:`jaxscale.runs.policy`).
+   then checks every curve and chooses the loss each run contributes (:mod:`jaxscale.tables.policy`).
 
 Each run that cannot be used (no loss, no size, no tokens, or excluded by the checks) is left out
 with a warning naming it, and listed with its reason in the :class:`SourceReport`.
@@ -31,11 +31,11 @@ import numpy as np
 import pandas as pd
 
 from jaxscale.trackers import mlflow, tensorboard, wandb
-from jaxscale.runs import schema as S
-from jaxscale.runs.accounting import param_counts
+from jaxscale.tables import schema as S
+from jaxscale.tables.accounting import param_counts
 from jaxscale.trackers.logged import RUN, STEP, TAG, VALUE, Logged, Reader
-from jaxscale.runs.model_config import RUN_KEYS, run_architecture
-from jaxscale.runs.policy import LossPolicy, apply_policy, as_policy, check_curve
+from jaxscale.tables.model_config import RUN_KEYS, run_architecture
+from jaxscale.tables.policy import LossPolicy, apply_policy, as_policy, check_curve
 
 #: Metric names read as the loss, in order of preference (compared after :func:`schema.fold`).
 LOSS_TAGS = ("val_loss", "eval_loss", "validation_loss", "valid_loss", "loss_val", "val_lm_loss", "loss",
@@ -177,7 +177,7 @@ def read_source(source: str | Path, kind: str | None = None, *, metric: str | No
         kind: a registered reader's kind (:func:`source_kinds`); detected when None.
         metric: the logged metric to read as the loss (default: the first of :data:`LOSS_TAGS`).
         config: a W&B runs-table export holding the runs' configurations.
-        loss_policy: which loss each run contributes (:func:`jaxscale.runs.policy.as_policy`).
+        loss_policy: which loss each run contributes (:func:`jaxscale.tables.policy.as_policy`).
 
     Returns:
         The table (columns run_id, step, tokens, n_total, loss, n_nonembedding and n_embedding
@@ -221,7 +221,7 @@ def read_source(source: str | Path, kind: str | None = None, *, metric: str | No
 
 
 def table_report(frame: pd.DataFrame, origin: str, policy: LossPolicy | None = None) -> SourceReport:
-    """The report of a runs table already loaded (canonical columns of :mod:`jaxscale.runs.schema`):
+    """The report of a runs table already loaded (canonical columns of :mod:`jaxscale.tables.schema`):
     one line per run where the table names runs, none otherwise."""
     lines = []
     if S.RUN_ID in frame.columns:

@@ -47,7 +47,7 @@ from jaxscale.support.json_native import json_native, write_json
 
 if TYPE_CHECKING:
     from jaxscale.fitting.approach3 import FitResult
-    from jaxscale.runs.table import RunsTable
+    from jaxscale.tables.table import RunsTable
 
 #: Mikolov et al. 2013a, Table 2: CBOW accuracy [%] on the top-30k subset of the analogy test,
 #: rows = dimensionality, columns = training words (3 epochs, Google News subsets).
@@ -203,7 +203,7 @@ def run_grid(corpus: str | Path, out: str | Path, grid_: ScalingGrid, progress: 
 def grid_table(rows: list[dict]) -> RunsTable:
     """The grid's cells as a runs table (d in the size column, T in the tokens column, the
     error, clipped away from 0, as the loss), validated once."""
-    from jaxscale.runs.table import from_arrays
+    from jaxscale.tables.table import from_arrays
 
     return from_arrays([r["dim"] for r in rows], [r["words"] for r in rows],
                        np.clip([r["error"] for r in rows], 1e-6, None))

@@ -1,4 +1,4 @@
-"""``js.curve`` and ``js.inspect_runs``: the verbs behind ``jaxscale curve`` and ``jaxscale runs``,
+"""``js.curve`` and ``js.runs``: the verbs behind ``jaxscale curve`` and ``jaxscale runs``,
 whose ``to_dict()`` is the command's ``--json``, whose text is what it prints, and whose
 ``save`` writes the command's files."""
 
@@ -74,7 +74,7 @@ def test_inspect_runs_is_the_cli_and_saves_the_tidy_table(tmp_path):
             for n in (1, 2, 4) for s in (1, 2, 3, 4)]
     path = tmp_path / "runs.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
-    result = js.inspect_runs(path, loss_policy="min")
+    result = js.runs(path, loss_policy="min")
     assert isinstance(result, js.RunsReport)
     assert result.to_dict() == json.loads(_cli(["runs", str(path), "--loss-policy", "min", "--json"]))
     assert str(result) + "\n" == _cli(["runs", str(path), "--loss-policy", "min"])
@@ -85,4 +85,4 @@ def test_inspect_runs_is_the_cli_and_saves_the_tidy_table(tmp_path):
     assert manifest.endswith("manifest.json")
     assert pd.read_csv(saved).shape[0] == result.to_dict()["rows"] == 3
     with pytest.raises(ValueError, match="loss policy"):
-        js.inspect_runs(path, loss_policy="median")
+        js.runs(path, loss_policy="median")

@@ -33,7 +33,7 @@ WRITERS = {
     "allocate": (["allocate", "--compute", "1e22", "--unique-tokens", "1e10", "--out", "OUT"],
                  ("jaxscale", "allocate")),
     "reconcile": (["reconcile", "--out", "OUT"], ("jaxscale.reconciliation.pipeline", "reconcile_spec")),
-    "runs": (["runs", "RUNS", "--out", "OUT"], ("jaxscale.runs.table", "read_runs_table")),
+    "runs": (["runs", "RUNS", "--out", "OUT"], ("jaxscale.tables.table", "read_runs_table")),
     "word2vec train": (["word2vec", "train", "RUNS", "--out", "OUT"], ("jaxscale.word2vec.train", "train_from_file")),
     "word2vec scaling": (["word2vec", "scaling", "--published", "mikolov-2013a", "--out", "OUT"],
                          ("jaxscale.word2vec.scaling", "run_published_study")),

@@ -194,7 +194,7 @@ def test_approach1_frontier_of_too_few_sizes_prints_null_and_warns(tmp_path, cap
 
 def test_approach1_drops_the_highest_losses_once_and_bootstraps(tmp_path, capsys):
     from jaxscale.fitting.approach1 import fit_approach1
-    from jaxscale.runs.table import drop_highest_loss, read_runs_table
+    from jaxscale.tables.table import drop_highest_loss, read_runs_table
 
     path = _curves_csv(tmp_path, [1e8, 3e8, 1e9, 3e9, 1e10])
     code, out, err = run_cli(capsys, path, "--method", "approach1", "--drop-highest", "40", "--bootstrap", "50",

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 
 from jaxscale.cli import main
-from tests.runs.test_accounting import LLAMA2_7B
+from tests.tables.test_accounting import LLAMA2_7B
 
 
 def test_params_prints_the_counts_and_every_convention(tmp_path, capsys):

@@ -3,7 +3,7 @@
 Each module of ``jaxscale/cli`` is read with ``ast`` and judged on what it does: it prints only a
 result's own rendering (``result.text(...)``), the JSON of ``print_json`` or a message on stderr;
 it reads no result's dict by key to print it; it draws no figure; and it imports from jaxscale
-only the public API, the CLI itself, the option choices of ``jaxscale.runs.schema`` and of the
+only the public API, the CLI itself, the option choices of ``jaxscale.tables.schema`` and of the
 readers' registry (``jaxscale.trackers.sources``: the ``--source`` kinds) and the support layer
 (warnings, the compilation cache, JSON)."""
 
@@ -20,7 +20,7 @@ CLI = Path(jaxscale.cli.__file__).parent
 MODULES = sorted(p.name for p in CLI.glob("*.py"))
 
 #: What a command may import from jaxscale: the public API, the CLI, option choices, support.
-ALLOWED_IMPORTS = ("jaxscale", "jaxscale.cli", "jaxscale.runs.schema", "jaxscale.trackers.sources", "jaxscale.support")
+ALLOWED_IMPORTS = ("jaxscale", "jaxscale.cli", "jaxscale.tables.schema", "jaxscale.trackers.sources", "jaxscale.support")
 #: Calls whose result is a result's data, not its rendering.
 RESULT_DATA = ("to_dict", "summary", "_report", "_numbers")
 #: Names a printer's argument took when it read a result's dict.

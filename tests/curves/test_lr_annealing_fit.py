@@ -17,14 +17,14 @@ from jaxscale.fitting.approach3 import fit_approach3
 from jaxscale.curves.every_checkpoint import compare_with_final, fit_every_checkpoint
 from jaxscale.laws import chinchilla_annealing, lr_annealing
 from jaxscale.laws.schedule_areas import schedule_areas
-from jaxscale.runs import schema as rs
-from jaxscale.runs.learning_rates import (
+from jaxscale.tables import schema as rs
+from jaxscale.tables.learning_rates import (
     Schedule,
     named_learning_rates,
     recorded_learning_rates,
     run_learning_rates,
 )
-from jaxscale.runs.table import read_runs_table
+from jaxscale.tables.table import read_runs_table
 from tests.conftest import shared_data_file
 
 TRUE = {11760: lr_annealing.LRAnnealingParams(L0=2.5, A=0.8, C=0.05, alpha=0.5),

@@ -10,7 +10,7 @@ import pytest
 
 from jaxscale.curves import multipower_fit as mc
 from jaxscale.laws import multipower as mp
-from jaxscale.runs.table import read_runs_table
+from jaxscale.tables.table import read_runs_table
 
 TRUE = mp.MultiPowerParams(L0=2.9, A=0.55, alpha=0.45, B=500.0, C=1.5, beta=0.5, gamma=0.7)
 PEAK, WARMUP = 3e-4, 200

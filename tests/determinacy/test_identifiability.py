@@ -16,7 +16,7 @@ from jaxscale.fitting.approach3 import fit_approach3
 from jaxscale.determinacy.identifiability import (CONDITION_LIMIT, check_determined, identifiability, undefined_derived,
                                               weak_coordinates)
 from jaxscale.laws import chinchilla as ch
-from jaxscale.runs.table import from_arrays
+from jaxscale.tables.table import from_arrays
 from tests.conftest import shared_data_file
 
 GRID = ch.LAW.init_grid()[::45]

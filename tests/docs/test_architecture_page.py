@@ -1,6 +1,6 @@
 """docs/architecture.md names only what exists: every file path (``x/y.py``) and every dotted
 name that starts at a part of the package (``fitting.approach3.fit_approach3``,
-``jaxscale.runs.table``) in its code spans resolves to a module of the package and, past the
+``jaxscale.tables.table``) in its code spans resolves to a module of the package and, past the
 module, to a name that module defines. A page that still names a moved or deleted module fails
 here rather than misleading a contributor."""
 

@@ -16,7 +16,7 @@ from jaxscale.fitting.holdout import holdout_check
 from jaxscale.laws import chinchilla as ch
 from jaxscale.laws import kaplan
 from jaxscale.optimum.allocation import allocation_table
-from jaxscale.runs.table import drop_highest_loss, from_arrays
+from jaxscale.tables.table import drop_highest_loss, from_arrays
 
 CHINCHILLA, KAPLAN_ND, KAPLAN_NS = ch.LAW, kaplan.LAW_ND, kaplan.LAW_NS
 

@@ -19,8 +19,8 @@ from jaxscale.fitting.approach1 import (
 from jaxscale.fitting.approach2 import fit_approach2, isoflop_groups
 from jaxscale.fitting.approach3 import fit_approach3
 from jaxscale.laws import chinchilla as ch
-from jaxscale.runs import schema as rs
-from jaxscale.runs.table import RunsTable, read_runs_table
+from jaxscale.tables import schema as rs
+from jaxscale.tables.table import RunsTable, read_runs_table
 
 P = ch.EPOCH
 A_TRUE = P.beta / (P.alpha + P.beta)

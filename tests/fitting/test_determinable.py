@@ -22,8 +22,8 @@ from jaxscale.fitting.determinable import ROUNDING_SPREAD, check_runs, spread_ac
 from jaxscale.laws import chinchilla as ch
 from jaxscale.laws import lr_annealing
 from jaxscale.optimum.allocation import optimal_allocation
-from jaxscale.runs import schema as rs
-from jaxscale.runs.table import from_arrays, read_runs_table
+from jaxscale.tables import schema as rs
+from jaxscale.tables.table import from_arrays, read_runs_table
 from tests.conftest import shared_data_file
 
 GRID = ch.LAW.init_grid()[::45]

@@ -8,7 +8,7 @@ import pytest
 from jaxscale.fitting.approach3 import fit_approach3
 from jaxscale.fitting.likelihood import fit_likelihood, likelihood_ratio_test
 from jaxscale.laws.chinchilla import CHINCHILLA
-from jaxscale.runs.table import drop_highest_loss, read_runs_table
+from jaxscale.tables.table import drop_highest_loss, read_runs_table
 from tests.conftest import shared_data_file
 
 #: The 4500-start Huber optimum measured with scipy's L-BFGS-B (issue acceptance) and Epoch's

@@ -14,7 +14,7 @@ from jaxscale.cli import main
 from jaxscale.fitting import approach3, bootstrap, objective
 from jaxscale.fitting.objective import fit_data, huber_fn, nll_fn
 from jaxscale.laws import chinchilla
-from jaxscale.runs.table import drop_highest_loss, read_runs_table
+from jaxscale.tables.table import drop_highest_loss, read_runs_table
 from jaxscale.support import memory
 from tests.conftest import shared_data_file
 from tests.fitting.test_approach3 import synthetic_runs

@@ -12,7 +12,7 @@ from jaxscale.fitting.bootstrap import drawn_rows, resample_counts
 from jaxscale.fitting.centring import centre, centred_fn, centres, uncentre
 from jaxscale.fitting.objective import fit_data, huber_fn, huber_objective
 from jaxscale.laws import chinchilla, kaplan
-from jaxscale.runs.table import drop_highest_loss, read_runs_table
+from jaxscale.tables.table import drop_highest_loss, read_runs_table
 from tests.conftest import shared_data_file
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from jaxscale.hyperparameters import per_group as hp
 from jaxscale.laws import chinchilla, steplaw
-from jaxscale.runs.table import read_runs_table
+from jaxscale.tables.table import read_runs_table
 
 LRS = 2.0 ** np.arange(-12.0, -5.4, 0.5)  # a sqrt(2) grid, as Step Law's
 BATCHES = np.array([32, 64, 96, 128, 192, 256, 352, 512, 736, 1024, 2048.0])

@@ -16,7 +16,7 @@ from jaxscale.cli import main
 from jaxscale.inference import grouped
 from jaxscale.inference.sample import NutsConfig
 from jaxscale.laws import chinchilla
-from jaxscale.runs.table import read_runs_table
+from jaxscale.tables.table import read_runs_table
 
 #: Each dataset's N-term A / N^alpha is the same at N = 10^8.75, so that the datasets differ in
 #: the slope alone; E and the data term are common.

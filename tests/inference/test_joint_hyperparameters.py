@@ -12,7 +12,7 @@ from jaxscale.hyperparameters import per_group as hp
 from jaxscale.hyperparameters import joint as jh
 from jaxscale.inference import joint_hyperparameters as jp
 from jaxscale.laws import hparam_bowl
-from jaxscale.runs.table import read_runs_table
+from jaxscale.tables.table import read_runs_table
 
 TRUE = hparam_bowl.HparamBowlParams(E=1.8, A=400.0, B_D=900.0, alpha=0.34, beta=0.28, eta0=2.0, alpha_eta=0.65,
                                     beta_eta=0.3, batch0=0.5, beta_batch=0.58, k_eta=0.012, k_batch=0.01, rho=0.4)

@@ -25,7 +25,7 @@ from jaxscale.laws.chinchilla import ChinchillaParams
 from jaxscale.laws.draws import derived_draws
 from jaxscale.optimum.allocation import loss_draws, optimal_allocation
 from jaxscale.reconciliation import per_draw as derived
-from jaxscale.runs.table import read_runs_table
+from jaxscale.tables.table import read_runs_table
 from jaxscale.sensitivities import elasticity
 
 TRUTH = ChinchillaParams(A=400.0, B=1500.0, E=1.8, alpha=0.34, beta=0.32)

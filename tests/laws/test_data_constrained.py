@@ -28,7 +28,7 @@ from jaxscale.optimum.allocation import (
     optimal_allocation,
     optimal_allocation_given_unique_tokens,
 )
-from jaxscale.runs.table import read_runs_table
+from jaxscale.tables.table import read_runs_table
 
 #: The same R*, on Hoffmann et al.'s base law, whose exponents differ (alpha != beta).
 ON_HOFFMANN = DataConstrainedParams(*chinchilla.CHINCHILLA, MUENNIGHOFF.R_D_star, MUENNIGHOFF.R_N_star)

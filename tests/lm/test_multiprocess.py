@@ -37,7 +37,7 @@ import pytest
 
 from jaxscale.lm import presets
 from jaxscale.lm.sweep import RUNS_TABLE, run_id
-from jaxscale.runs import schema as rs
+from jaxscale.tables import schema as rs
 
 REPO = Path(__file__).resolve().parents[2]
 HEARTBEAT_S = 5  # how long the survivor's coordination service waits for a killed process

@@ -28,8 +28,8 @@ from jaxscale.lm.sweep import (
 )
 from jaxscale.lm.sweep_diagnostics import crossings, learning_rate_rows
 from jaxscale.networks.transformer import TransformerConfig, param_counts
-from jaxscale.runs import schema as rs
-from jaxscale.runs.table import read_runs_table
+from jaxscale.tables import schema as rs
+from jaxscale.tables.table import read_runs_table
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / presets.SHARED_CORPUS

@@ -13,8 +13,8 @@ import pytest
 from jaxscale.cli import main
 from jaxscale.lm import presets
 from jaxscale.lm.sweep import RUNS_TABLE, TENSORBOARD_DIR
-from jaxscale.runs.policy import LossPolicy
-from jaxscale.runs.table import read_runs_table
+from jaxscale.tables.policy import LossPolicy
+from jaxscale.tables.table import read_runs_table
 
 pytest.importorskip("tensorboard")
 CORPUS = Path(__file__).resolve().parents[3] / presets.SHARED_CORPUS  # ../shared/data beside the clone

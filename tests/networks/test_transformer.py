@@ -17,7 +17,7 @@ from jaxscale.networks.transformer import (
     next_token_loss,
     param_counts,
 )
-from jaxscale.runs import accounting
+from jaxscale.tables import accounting
 
 CONFIGS = [
     TransformerConfig(vocab_size=97, n_ctx=16, n_layer=2, d_model=32, n_head=4),

@@ -14,7 +14,7 @@ from jaxscale.planning.refits import pool_of
 from jaxscale.planning.replay import replay, strategy
 from jaxscale.planning.simulated_runs import simulated_runs
 from jaxscale.planning.targets import n_star
-from jaxscale.runs.table import drop_highest_loss, read_runs_table
+from jaxscale.tables.table import drop_highest_loss, read_runs_table
 from tests.conftest import shared_data_file
 
 SEEDS = range(100)

@@ -14,7 +14,7 @@ from jaxscale.planning.multiplier import multipliers, per_decade
 from jaxscale.planning.recipes import compare_recipes, stacked
 from jaxscale.planning.simulated_runs import simulated_runs
 from jaxscale.plots.planning import multiplier_figure
-from jaxscale.runs.table import read_runs_table
+from jaxscale.tables.table import read_runs_table
 from tests.conftest import shared_data_file
 from tests.determinacy.test_curvature import isoflop_design
 

@@ -34,7 +34,7 @@ def test_the_isoflop_figure_has_a_colour_key_and_units(x64):
     from jaxscale.fitting.approach3 import fit_approach3
     from jaxscale.laws import chinchilla
     from jaxscale.plots.fit import isoflop_figure
-    from jaxscale.runs.table import read_runs_table
+    from jaxscale.tables.table import read_runs_table
 
     n, d = (g.ravel() for g in np.meshgrid(np.geomspace(1e8, 1.6e9, 5), np.geomspace(2e9, 3e10, 4)))
     loss = np.asarray(chinchilla.loss(n, d, chinchilla.LAW.published_params("epoch")))
@@ -48,7 +48,7 @@ def test_every_isoflop_parabola_is_drawn_whole_with_its_optimum_inside(x64):
     from jaxscale.fitting.approach3 import fit_approach3
     from jaxscale.laws import chinchilla
     from jaxscale.plots.fit import isoflop_figure
-    from jaxscale.runs.table import read_runs_table
+    from jaxscale.tables.table import read_runs_table
 
     # large models on few tokens: the smallest budgets' optima lie far below the runs' sizes
     n, d = (g.ravel() for g in np.meshgrid(np.geomspace(1e9, 1e10, 5), np.geomspace(1e8, 1e11, 6)))

@@ -15,7 +15,7 @@ from jaxscale.cli import main
 from jaxscale.fitting.holdout import calibration, holdout_check
 from jaxscale.laws import chinchilla as ch
 from jaxscale.reconciliation.on_runs import reconcile_runs, summary
-from jaxscale.runs.table import from_arrays, read_runs_table
+from jaxscale.tables.table import from_arrays, read_runs_table
 
 P = ch.EPOCH
 GAMMA, DELTA = 3e4, 0.34

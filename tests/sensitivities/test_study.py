@@ -15,7 +15,7 @@ from jaxscale.laws.chinchilla import ChinchillaParams
 from jaxscale.reconciliation.pipeline import EmbeddingFit
 from jaxscale.reconciliation.choice_sensitivity import KNOBS, reconciliation_sensitivity
 from jaxscale.reconciliation.synthetic_curves import kaplan_size_window, window_exponent
-from jaxscale.runs.table import from_arrays
+from jaxscale.tables.table import from_arrays
 from jaxscale.sensitivities import influence as infl
 from jaxscale.sensitivities.delta_method import delta_method, log_covariance
 from jaxscale.sensitivities.elasticity import values_and_elasticities

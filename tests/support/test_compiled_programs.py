@@ -22,7 +22,7 @@ from jaxscale.core import lbfgs
 from jaxscale.fitting import approach3
 from jaxscale.fitting.objective import DELTA, ROWS_PER_CHUNK, fit_data, huber_objective
 from jaxscale.laws import chinchilla as ch
-from jaxscale.runs.table import from_arrays
+from jaxscale.tables.table import from_arrays
 from jaxscale.support import compiled_programs as cp
 
 REPO = Path(__file__).resolve().parents[2]

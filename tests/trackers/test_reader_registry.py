@@ -13,7 +13,7 @@ import pytest
 from jaxscale.cli import main
 from jaxscale.trackers import sources
 from jaxscale.trackers.logged import Logged, Reader, scalars_frame
-from jaxscale.runs.table import read_runs_table
+from jaxscale.tables.table import read_runs_table
 
 ROOT = Path(__file__).resolve().parents[2]
 

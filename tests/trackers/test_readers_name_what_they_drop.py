@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from jaxscale.cli import main
-from jaxscale.runs.table import read_runs_table
+from jaxscale.tables.table import read_runs_table
 from tests.trackers import trackers
 
 pytest.importorskip("tensorboard")

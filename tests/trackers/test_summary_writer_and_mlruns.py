@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import jaxscale as js
-from jaxscale.runs.table import read_runs_table
+from jaxscale.tables.table import read_runs_table
 from tests.trackers import trackers
 
 pytest.importorskip("mlflow")

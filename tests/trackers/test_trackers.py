@@ -16,7 +16,7 @@ import pytest
 
 from jaxscale.cli import main
 from jaxscale.trackers.sources import detect_kind, read_source
-from jaxscale.runs.table import read_runs_table
+from jaxscale.tables.table import read_runs_table
 from tests.trackers import trackers
 
 pytest.importorskip("tensorboard")
@@ -185,7 +185,7 @@ def test_wandb_history_files_parquet_and_jsonl(tmp_path):
 
 def test_importing_the_runs_table_loads_no_tracker_library():
     # (pyarrow is not checked: pandas itself imports it when it is installed)
-    code = ("import sys, jaxscale.runs.table, jaxscale.trackers.sources; "
+    code = ("import sys, jaxscale.tables.table, jaxscale.trackers.sources; "
             "print(sorted(m for m in ('tensorboard', 'mlflow') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jaxscale.runs.accounting import param_counts
-from jaxscale.runs.model_config import run_architecture
+from jaxscale.tables.accounting import param_counts
+from jaxscale.tables.model_config import run_architecture
 
 VOCAB, N_CTX, BATCH = 1000, 128, 16
 TOKENS_PER_STEP = BATCH * N_CTX

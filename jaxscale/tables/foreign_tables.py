@@ -2,9 +2,9 @@
 
 Each :class:`Layout` names a table format other tools publish or write, the columns that mark
 it, and what a reader must know that its columns do not say: which columns together name a run,
-and what to watch for. :func:`jaxscale.runs.table.read_runs_table` takes the layout's run identity
+and what to watch for. :func:`jaxscale.tables.table.read_runs_table` takes the layout's run identity
 when the caller names none, and warns where a table mixes studies. Every one of these loads with
-the column spellings of :data:`jaxscale.runs.schema.ALIASES`; no table is rewritten.
+the column spellings of :data:`jaxscale.tables.schema.ALIASES`; no table is rewritten.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from jaxscale.runs.schema import fold
+from jaxscale.tables.schema import fold
 
 
 @dataclass(frozen=True)

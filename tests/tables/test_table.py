@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jaxscale.runs import schema as S
-from jaxscale.runs.table import drop_highest_loss, read_runs_table
+from jaxscale.tables import schema as S
+from jaxscale.tables.table import drop_highest_loss, read_runs_table
 from tests.conftest import shared_data_file
 
 GOOD = "N,D,loss\n1e8,2e9,3.1\n2e8,4e9,2.9\n4e8,8e9,2.7\n8e8,1.6e10,2.5\n1.6e9,3.2e10,2.4\n3.2e9,6.4e10,2.3\n"

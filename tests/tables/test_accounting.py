@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from jaxscale.runs import accounting
-from jaxscale.runs.accounting import Architecture, flops_per_token, param_counts
-from jaxscale.runs.model_config import hf_architecture, read_hf_config, run_architecture
+from jaxscale.tables import accounting
+from jaxscale.tables.accounting import Architecture, flops_per_token, param_counts
+from jaxscale.tables.model_config import hf_architecture, read_hf_config, run_architecture
 
 # Fields of each released model's config.json that the count reads, copied from the model's
 # Hugging Face repository (the other fields do not change a parameter count).

@@ -1,7 +1,7 @@
 """Column names of the runs table: the one schema training writes and fitting reads.
 
 A runs table is tidy: one row per evaluation point of one training run. Training code
-(:mod:`jaxscale.train`, :mod:`jaxscale.experiments`) writes these columns; :mod:`jaxscale.runs.table`
+(:mod:`jaxscale.train`, :mod:`jaxscale.experiments`) writes these columns; :mod:`jaxscale.tables.table`
 loads and validates them (and recognises other spellings, e.g. Epoch AI's ``Model Size``).
 
 Symbols follow Pearce & Song (2024), Eqs. 1-4: N_T = N_E + N_\\E, C_T = 6 N_T D, C_\\E = 6 N_\\E D.
@@ -65,5 +65,5 @@ def fold(name: str) -> str:
     underscores folded to one underscore (``"Model Size"``, ``"val/loss"`` -> ``model_size``, ``val_loss``)."""
     return re.sub(r"[\s\-_/]+", "_", str(name).strip().lower())
 
-#: Which losses a run contributes (:mod:`jaxscale.runs.policy`); ``ema:SPAN`` sets the EMA's span.
+#: Which losses a run contributes (:mod:`jaxscale.tables.policy`); ``ema:SPAN`` sets the EMA's span.
 LOSS_POLICIES = ("every", "final", "min", "ema")

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from jaxscale.runs.schema import LOSS_POLICIES
+from jaxscale.tables.schema import LOSS_POLICIES
 
 #: Span of the EMA in logged points: the last ten checkpoints carry 86% of the weight.
 DEFAULT_EMA_SPAN = 10.0

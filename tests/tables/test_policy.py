@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jaxscale.runs.policy import (
+from jaxscale.tables.policy import (
     LossPolicy,
     apply_policy,
     as_policy,

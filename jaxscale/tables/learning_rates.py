@@ -33,8 +33,8 @@ import optax
 import pandas as pd
 
 from jaxscale.core.numerics import float64
-from jaxscale.runs import schema as rs
-from jaxscale.runs.table import RunsTable
+from jaxscale.tables import schema as rs
+from jaxscale.tables.table import RunsTable
 
 
 @dataclasses.dataclass(frozen=True)

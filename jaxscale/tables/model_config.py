@@ -1,5 +1,5 @@
 """A model's architecture from its configuration: a Hugging Face ``config.json`` or a run's logged
-hyperparameters, as an :class:`~jaxscale.runs.accounting.Architecture`.
+hyperparameters, as an :class:`~jaxscale.tables.accounting.Architecture`.
 
 Hugging Face configurations name the same quantities differently per family, and leave the
 flags that change the count (biases, the kind of norm, a gated MLP, tied heads) to the model's
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from jaxscale.runs.accounting import Architecture
+from jaxscale.tables.accounting import Architecture
 
 #: Per ``model_type``: the config's name for each field of :class:`Architecture` and the flags the
 #: family's code fixes (GPT-2: biases, LayerNorm, learned positions, tied head; GPT-NeoX (Pythia):
@@ -164,7 +164,7 @@ def model_params(config: str | Path | Mapping[str, Any]) -> dict[str, Any]:
     """
     from dataclasses import asdict
 
-    from jaxscale.runs.accounting import FLOP_CONVENTIONS, flops_per_token, param_counts
+    from jaxscale.tables.accounting import FLOP_CONVENTIONS, flops_per_token, param_counts
 
     if isinstance(config, Mapping):
         arch = run_architecture(config, "config")

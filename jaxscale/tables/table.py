@@ -10,7 +10,7 @@ approximation (Pearce & Song 2024, Eq. 3), and with N_\\E given, the non-embeddi
 
 Columns are found by name, case-insensitively, under common spellings (Epoch AI's
 ``Model Size``, ``Training FLOP``, ``loss``; the canonical names of
-:mod:`jaxscale.runs.schema`; ``N``, ``D``, ``C``, ``params``, ``flops``, ...) or given
+:mod:`jaxscale.tables.schema`; ``N``, ``D``, ``C``, ``params``, ``flops``, ...) or given
 explicitly. Every defect of a table raises ``ValueError`` with one line naming the row and the
 column, so the CLI can report it and exit with status 2.
 """
@@ -29,10 +29,10 @@ import numpy as np
 import pandas as pd
 
 from jaxscale.support.plausibility import PlausibilityWarning
-from jaxscale.runs import schema as S
-from jaxscale.runs.policy import LossPolicy, apply_policy, as_policy
-from jaxscale.runs.schema import ALIASES, fold
-from jaxscale.runs.foreign_tables import layout_of
+from jaxscale.tables import schema as S
+from jaxscale.tables.policy import LossPolicy, apply_policy, as_policy
+from jaxscale.tables.schema import ALIASES, fold
+from jaxscale.tables.foreign_tables import layout_of
 from jaxscale.support.memory import check_memory
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ class RunsTable:
     """A validated runs table: float64 arrays, one entry per row.
 
     ``frame`` is the source table with the recognised columns renamed to the canonical names
-    of :mod:`jaxscale.runs.schema` (other columns kept as they were), D and C (and ``C_\\E`` where
+    of :mod:`jaxscale.tables.schema` (other columns kept as they were), D and C (and ``C_\\E`` where
     ``N_\\E`` is known) filled in. ``report`` says what a tracker source held and what was kept
     (:class:`jaxscale.trackers.sources.SourceReport`; None for a table). ``source`` names where the
     rows came from (the file's path, or ``"table"`` for a DataFrame); ``dropped_highest`` counts
@@ -379,7 +379,7 @@ def read_runs_table(
     kind is detected, or named by ``source_kind``, one of
     :func:`jaxscale.trackers.sources.source_kinds`: ``"table"`` and each registered reader's;
     ``metric`` names the logged loss, ``config`` a W&B runs-table export).
-    ``loss_policy`` (:mod:`jaxscale.runs.policy`: ``"every"``, ``"final"``, ``"min"``, ``"ema"``)
+    ``loss_policy`` (:mod:`jaxscale.tables.policy`: ``"every"``, ``"final"``, ``"min"``, ``"ema"``)
     chooses the loss each run contributes after its curve is checked; on a table it needs runs
     (a run_id column or ``run_by``). What was read is :attr:`RunsTable.report`.
 
@@ -421,7 +421,7 @@ def read_runs_table(
 
 def _layout_runs(frame: pd.DataFrame, origin: str, run_by: Sequence[str] | None,
                  where: Mapping[str, str]) -> Sequence[str] | None:
-    """``run_by``, or the run identity of a known table's layout (:mod:`jaxscale.runs.foreign_tables`)
+    """``run_by``, or the run identity of a known table's layout (:mod:`jaxscale.tables.foreign_tables`)
     when the caller names none and the table has no run_id column; warns when the table mixes
     studies that ``where`` does not separate."""
     layout = layout_of(frame.columns)
@@ -449,7 +449,7 @@ def _is_tracker(source: str | Path | pd.DataFrame, kind: str | None) -> bool:
 
 
 def _with_policy(table: RunsTable, policy: LossPolicy, origin: str) -> RunsTable:
-    """The table's runs checked and reduced under ``policy`` (:func:`jaxscale.runs.policy.apply_policy`),
+    """The table's runs checked and reduced under ``policy`` (:func:`jaxscale.tables.policy.apply_policy`),
     checkpoints ordered by step (or tokens)."""
     if table.run_id is None:
         raise ValueError(f"{origin}: a loss policy needs runs: a run_id column or the columns that name a run "

@@ -15,7 +15,7 @@ from jaxscale.cli import main
 from jaxscale.fitting.approach1 import fit_approach1
 from jaxscale.fitting.approach2 import fit_approach2
 from jaxscale.laws import chinchilla as ch
-from jaxscale.runs.table import final_checkpoints, read_runs_table
+from jaxscale.tables.table import final_checkpoints, read_runs_table
 
 P = ch.EPOCH
 A_TRUE = P.beta / (P.alpha + P.beta)
