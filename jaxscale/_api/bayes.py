@@ -306,7 +306,7 @@ def bayes(runs: Runs, law: str | Law = "chinchilla", *, chains: int = 4, warmup:
     if compare is not None:
         from jaxscale.inference.law_ranking import compare_laws
 
-        comparison = compare_laws(table, compare, config)
+        comparison = compare_laws(table, [law_by_name(name) for name in compare], config)
         return LooComparison(comparison, table, None, seed, time.perf_counter() - start)
     if group_by is not None:
         return _grouped(table, law, group_by, share, compare_sharing, config, start)

@@ -112,6 +112,7 @@ def compare(*runs: Runs, group_by: str | None = None, names: Sequence[str] | Non
         A :class:`CompareReport`.
     """
     from jaxscale.inference.sample import NutsConfig
+    from jaxscale.laws.registry import law_by_name
     from jaxscale.planning.recipes import RECIPE, compare_recipes, stacked
 
     start = time.perf_counter()
@@ -129,6 +130,6 @@ def compare(*runs: Runs, group_by: str | None = None, names: Sequence[str] | Non
             raise ValueError(f"group_by reads one table; got {len(runs)}")
         table, column, order = as_runs(runs[0]), group_by, names
     config = NutsConfig(chains=chains, warmup=samples, samples=samples, progress_bar=False) if bayes else None
-    result = compare_recipes(table, column, compute, law=law, recipes=order, resamples=bootstrap, seed=seed,
-                             bayes=config)
+    result = compare_recipes(table, column, compute, law=law_by_name(law), recipes=order, resamples=bootstrap,
+                             seed=seed, bayes=config)
     return CompareReport(result, time.perf_counter() - start)

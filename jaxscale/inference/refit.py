@@ -31,9 +31,9 @@ from jaxscale.fitting.holdout import (
 )
 from jaxscale.inference import diagnostics, law_model
 from jaxscale.inference.sample import NutsConfig, laplace_draws, run_nuts
+from jaxscale.laws import chinchilla
 from jaxscale.laws.draws import Draws, derived_draws
 from jaxscale.laws.law import Law, NoisePriors
-from jaxscale.laws.registry import law_by_name
 from jaxscale.optimum.allocation import loss_draws
 from jaxscale.reconciliation import per_draw as derived
 from jaxscale.runs.table import RunsTable
@@ -112,8 +112,7 @@ class _Problem(NamedTuple):
     init: dict[str, float]  # values of the model's sample sites at the start
 
 
-def _problem(runs: RunsTable, law: str | Law, priors: NoisePriors | None, start: Start | None) -> _Problem:
-    law = law_by_name(law)
+def _problem(runs: RunsTable, law: Law, priors: NoisePriors | None, start: Start | None) -> _Problem:
     priors = priors or law.priors
     params, sigma = start or approach3_start(law, runs)
     inputs = runs.law_inputs(law.inputs)
@@ -166,7 +165,7 @@ def nuts_idata(model: Any, data: tuple, init: Mapping[str, Any], config: NutsCon
 
 
 @float64
-def sample_posterior(runs: RunsTable, law: str | Law = "chinchilla", config: NutsConfig = NutsConfig(),
+def sample_posterior(runs: RunsTable, law: Law = chinchilla.LAW, config: NutsConfig = NutsConfig(),
                      priors: NoisePriors | None = None, warn: bool = True, start: Start | None = None) -> BayesFit:
     """NUTS refit of ``runs`` under ``law``, started from ``start`` (default: the Approach-3
     optimum of ``runs``, :func:`approach3_start`). Emits
@@ -182,7 +181,7 @@ def sample_posterior(runs: RunsTable, law: str | Law = "chinchilla", config: Nut
 
 
 @float64
-def approximate_posterior(runs: RunsTable, law: str | Law = "chinchilla", draws: int = 4000, seed: int = 0,
+def approximate_posterior(runs: RunsTable, law: Law = chinchilla.LAW, draws: int = 4000, seed: int = 0,
                           priors: NoisePriors | None = None, start: Start | None = None) -> BayesFit:
     """Laplace-approximation refit of ``runs`` (the fast path); the mode search starts from
     ``start`` (default: the Approach-3 optimum of ``runs``)."""
