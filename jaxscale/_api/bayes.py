@@ -315,6 +315,7 @@ def bayes(runs: Runs, law: str | Law = "chinchilla", *, chains: int = 4, warmup:
 
 def _posterior(table: RunsTable, law: Law, config: Any, laplace: bool, gamma_uncertainty: bool,
                table_embedding: bool, holdout: float | None, holdout_by: str, start: float) -> Posterior:
+    from jaxscale.fitting.approach3 import fit_approach3
     from jaxscale.inference import refit
 
     heldout = None
@@ -326,10 +327,12 @@ def _posterior(table: RunsTable, law: Law, config: Any, laplace: bool, gamma_unc
         from jaxscale.reconciliation.on_runs import model_sizes
 
         model_sizes(table)  # both bases and three sizes, or an error before sampling
+    point = fit_approach3(table, law=law)  # the chains' start and the identifiability's optimum: fitted once
+    begin = refit.start_at(point)
     if laplace:
-        fit = refit.approximate_posterior(table, law, seed=config.seed)
+        fit = refit.approximate_posterior(table, law, seed=config.seed, start=begin)
     else:
-        fit = refit.sample_posterior(table, law, config)
+        fit = refit.sample_posterior(table, law, config, start=begin)
     reconciled = None
     if law.chinchilla_undefined is None:
         reconciled = refit.reconciled_exponent_draws(fit.parameter_draws, gamma_uncertainty, config.seed,
@@ -339,9 +342,8 @@ def _posterior(table: RunsTable, law: Law, config: Any, laplace: bool, gamma_unc
         held = {"by": holdout_by, "threshold": holdout,
                 **refit.holdout_calibration(fit, table, heldout, holdout_by, config.seed)}
     from jaxscale._api.fit import identified
-    from jaxscale.fitting.approach3 import fit_approach3
 
-    ident = identified(fit_approach3(table, law=law), fit.parameter_draws)
+    ident = identified(point, fit.parameter_draws)
     return Posterior(fit, table, reconciled, held, config.seed, time.perf_counter() - start, ident)
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from jaxscale.core.intervals import interval
 from jaxscale.core.numerics import float64
-from jaxscale.fitting.approach3 import fit_approach3
+from jaxscale.fitting.approach3 import FitResult, fit_approach3
 from jaxscale.fitting.holdout import (
     calibration,
     extrapolation_distance,
@@ -77,15 +77,20 @@ class BayesFit:
 MIN_START_EXPONENT = 1e-3
 
 
-def approach3_start(law: Law, runs: RunsTable) -> tuple[NamedTuple, float]:
-    """The Approach-3 optimum as law parameters (exponents at least :data:`MIN_START_EXPONENT`),
-    and a robust scale of its log residuals (1.4826 x median absolute residual) as the starting
-    sigma."""
-    fit = fit_approach3(runs, law=law)
+def start_at(fit: FitResult) -> tuple[NamedTuple, float]:
+    """An Approach-3 ``fit`` as the sampler's start: its parameters (exponents at least
+    :data:`MIN_START_EXPONENT`) and a robust scale of its log residuals (1.4826 x median absolute
+    residual) as sigma. A fit that did not settle is refused before any sampling."""
     fit.check_settled("start the chains from")
+    runs, law = fit.runs, fit.law
     r = np.log(runs.loss) - np.log(fit.predict(*runs.law_inputs(law.inputs)))
     start = fit.params._replace(**{k: max(getattr(fit.params, k), MIN_START_EXPONENT) for k in law.exponent_names})
     return start, float(max(1.4826 * np.median(np.abs(r - np.median(r))), 1e-4))
+
+
+def approach3_start(law: Law, runs: RunsTable) -> tuple[NamedTuple, float]:
+    """The Approach-3 optimum of ``runs`` under ``law`` as the sampler's start (:func:`start_at`)."""
+    return start_at(fit_approach3(runs, law=law))
 
 
 def parameter_draws(law: Law, draws: Mapping[str, np.ndarray],
