@@ -87,7 +87,7 @@ class ReconcileReport(Result):
         return f"ReconcileReport: Pearce & Song (2024) Section 2 on {what}"
 
 
-def reconcile(published: str | None = None, *, runs: Runs | None = None, bootstrap: int = 200,
+def reconcile(published: str | None = None, runs: Runs | None = None, *, bootstrap: int = 200,
               seed: int = 0) -> ReconcileReport:
     """Pearce & Song's (2024) reconciliation of Kaplan's and Chinchilla's compute-optimal exponents.
 

@@ -43,12 +43,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxscale import DataConstrainedAllocation, allocate
+    from jaxscale import allocate, allocate_data_constrained
+    from jaxscale.laws.registry import law_by_name
 
     o.check_out(args.out)
     changed = {k: v for k, v in (("R_D_star", args.r_star_d), ("R_N_star", args.r_star_n)) if v is not None}
-    result = allocate(args.law, args.compute, args.unique_tokens, published=args.published, params=changed or None)
-    return o.report(result, args, _print if isinstance(result, DataConstrainedAllocation) else _print_table)
+    if args.unique_tokens is not None or law_by_name(args.law).inputs[2:] == ("U_D",):
+        if args.unique_tokens is None:
+            raise ValueError(f"the {args.law} law needs unique_tokens, the unique tokens available")
+        result = allocate_data_constrained(args.compute, args.unique_tokens, args.law, published=args.published,
+                                           params=changed or None)
+        return o.report(result, args, _print)
+    result = allocate(args.law, args.compute, published=args.published, params=changed or None)
+    return o.report(result, args, _print_table)
 
 
 def _print_table(numbers: dict[str, Any]) -> None:

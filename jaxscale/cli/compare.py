@@ -54,8 +54,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         names = None if args.recipes is None else [r.strip() for r in args.recipes.split(",")]
     tables = [o.deferred_table(args, path) for path in args.runs]
-    result = compare(*tables, group_by=args.group_by, names=names, compute=args.compute, law=args.law,
-                     bootstrap=args.bootstrap, seed=args.seed, bayes=args.bayes)
+    options = dict(compute=args.compute, law=args.law, bootstrap=args.bootstrap, seed=args.seed, bayes=args.bayes)
+    if args.group_by is not None:
+        result = compare(tables[0], group_by=args.group_by, names=names, **options)
+    elif len(tables) == 2:
+        result = compare(tables[0], tables[1], names=names, **options)
+    else:  # three or more recipes: one table, each run's recipe in a column
+        from jaxscale.planning.recipes import RECIPE, stacked
+
+        result = compare(lambda: stacked({name: table() for name, table in zip(names, tables)}), group_by=RECIPE,
+                         names=names, **options)
     return o.report(result, args, _print)
 
 

@@ -44,15 +44,15 @@ def run(args: argparse.Namespace) -> int:
     if args.runs is not None and not args.fit_runs:
         raise ValueError("name the runs to fit with --fit-runs")
     o.check_out(args.out)
-    law = None
+    params = None
     if args.runs is not None:
         from jaxscale.curves.multipower_fit import fit_multipower
         from jaxscale.runs.learning_rates import run_learning_rates
 
         table = o.load_columns(args, sizes_vary=False)
         fitted = [r.strip() for r in args.fit_runs.split(",") if r.strip()]
-        law = fit_multipower(table, run_learning_rates(table, source=args.lr_source), fitted, [])
-    result = schedule(law, published=args.published, steps=args.steps, peak_lr=args.peak_lr,
+        params = fit_multipower(table, run_learning_rates(table, source=args.lr_source), fitted, []).params
+    result = schedule(params, published=args.published, steps=args.steps, peak_lr=args.peak_lr,
                       warmup_steps=args.warmup_steps, iterations=args.iterations)
     return o.report(result, args, _print)
 
