@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> dict:
     runs = drop_highest_loss(read_runs_table(args.data), 5)
     config = (NutsConfig(chains=2, warmup=150, samples=150, progress_bar=False) if args.fast
               else NutsConfig())
-    fit = refit.sample_posterior(runs, "chinchilla", config)
+    fit = refit.sample_posterior(runs, config=config)
     summary = refit.summarize(fit)
     print(f"NUTS: {config.chains} chains x {config.samples} draws in {fit.seconds:.1f} s, "
           f"{fit.diagnostics.divergences} divergences, max R-hat {max(fit.diagnostics.r_hat.values()):.3f}")

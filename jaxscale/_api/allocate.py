@@ -1,5 +1,6 @@
-"""``allocate``: the compute-optimal model size and tokens of a law, a fit or a posterior; with a
-budget of unique tokens, the data-constrained optimum (Muennighoff et al. 2023) beside Chinchilla's."""
+"""``allocate``: the compute-optimal model size and tokens of a law, a fit or a posterior;
+``allocate_data_constrained``: with a budget of unique tokens, the data-constrained optimum
+(Muennighoff et al. 2023) beside Chinchilla's."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ import numpy as np
 import pandas as pd
 
 from jaxscale._api._results import Figures, Result, rows
-from jaxscale._api.bayes import Posterior
-from jaxscale._api.fit import FitReport
+from jaxscale._api.fitted import Fitted
 from jaxscale.core.numerics import float64
 from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
@@ -178,62 +178,97 @@ def _budget_text(row: dict[str, Any]) -> list[str]:
     return lines
 
 
-def allocate(source: FitReport | Posterior | Draws | Law | str, compute: float | Sequence[float],
-             unique_tokens: float | None = None, *, published: str | None = None,
-             params: Mapping[str, float] | None = None) -> Allocation | DataConstrainedAllocation:
-    """The compute-optimal allocation N*(C), D*(C) under C = 6 N D (Pearce & Song Eq. 11).
+def allocate(source: Fitted | Draws | Law | str, compute: float | Sequence[float], *, published: str | None = None,
+             params: Mapping[str, float] | None = None) -> Allocation:
+    """The compute-optimal allocation N*(C), D*(C) under C = 6 N D (Pearce & Song Eq. 11). With a
+    limited number of unique tokens, :func:`allocate_data_constrained`.
 
     Args:
-        source: a :class:`~jaxscale.FitReport` (bands over its bootstrap refits), a
-            :class:`~jaxscale.Posterior` or :class:`~jaxscale.laws.Draws` (at their median, bands
-            over the draws), or a law (name or :class:`~jaxscale.laws.Law`) at a published set.
+        source: a fitted law (:class:`~jaxscale.Fitted`: a :class:`~jaxscale.FitReport` at its
+            fit, bands over its bootstrap refits; a :class:`~jaxscale.Posterior` at its median,
+            bands over its draws), :class:`~jaxscale.laws.Draws` (at their median, bands over
+            them), or a law (name or :class:`~jaxscale.laws.Law`) at a published set.
         compute: one budget or several (FLOP).
-        unique_tokens: the unique tokens U_D available, for a law of (N, D, U_D) such as
-            ``"data-constrained"`` (Muennighoff et al. 2023): the optimum repeats them as many
-            epochs as it wants.
-        published: the law's published parameter set (default: its first, e.g. ``"muennighoff"``).
-        params: values replacing parameters of the published set, by name (e.g. ``{"R_D_star": 10.0}``).
+        published: the law's published parameter set (default: its first, e.g. ``"epoch"``).
+        params: values replacing parameters of the published set, by name.
 
     Returns:
-        An :class:`Allocation`, or for a law of (N, D, U_D) a :class:`DataConstrainedAllocation`.
+        An :class:`Allocation`.
     """
     from jaxscale.core.validation import check_positive
-    from jaxscale.laws.registry import law_by_name
 
     start = time.perf_counter()
     check_positive("compute", compute)
     budgets = np.atleast_1d(np.asarray(compute, np.float64))
     if isinstance(source, (str, Law)):
-        law = law_by_name(source)
-        name = published or next(iter(law.published), None)
-        if name is None:
-            raise ValueError(f"the {law.name} law has no published parameter set: allocate a fit or a posterior of it")
-        point = law.published_params(name)._replace(**(params or {}))
-        for key, value in (params or {}).items():
-            check_positive(key, value)
+        law, name, point = _published(source, published, params)
         if law.inputs[2:] == ("U_D",):
-            if unique_tokens is None:
-                raise ValueError(f"the {law.name} law needs unique_tokens, the unique tokens available")
-            return _data_constrained(law, point, name, budgets, unique_tokens)
-        return _allocation(law, point, None, f"published {name}", budgets, unique_tokens, start)
+            raise ValueError(f"the {law.name} law needs the unique tokens available: allocate_data_constrained")
+        return _allocation(law, point, None, f"published {name}", budgets, start)
     if published is not None or params is not None:
         raise ValueError("published and params choose a law's parameters: not with a fit, posterior or draws")
-    if isinstance(source, FitReport):
-        return _allocation(source.law, source.params, source.draws, source.fit.runs.source, budgets, unique_tokens,
-                           start)
-    draws = source.draws if isinstance(source, Posterior) else source
-    if not isinstance(draws, Draws):
-        raise ValueError(f"allocate takes a fit, a posterior, draws or a law; got {type(source).__name__}")
-    return _allocation(draws.law, draws.median(), draws, f"median of {draws.n_valid} {draws.kind} draws", budgets,
-                       unique_tokens, start)
+    if isinstance(source, Draws):
+        return _allocation(source.law, source.median(), source, f"median of {source.n_valid} {source.kind} draws",
+                           budgets, start)
+    if not isinstance(source, Fitted):
+        raise ValueError(f"allocate takes a fitted law (law, params, draws), draws or a law; got "
+                         f"{type(source).__name__}")
+    return _allocation(source.law, source.params, source.draws, _described(source), budgets, start)
+
+
+def allocate_data_constrained(compute: float | Sequence[float], unique_tokens: float,
+                              law: str | Law = "data-constrained", *, published: str | None = None,
+                              params: Mapping[str, float] | None = None) -> DataConstrainedAllocation:
+    """The compute-optimal run with ``unique_tokens`` unique tokens, repeated as many epochs as
+    the optimum wants, under a law of (N, D, U_D) such as the data-constrained law of
+    Muennighoff et al. (2023), beside Chinchilla's answer with unlimited data.
+
+    Args:
+        compute: one budget or several (FLOP).
+        unique_tokens: the unique tokens U_D available.
+        law: a law of (N, D, U_D), by name or :class:`~jaxscale.laws.Law`.
+        published: its published parameter set (default: its first, ``"muennighoff"``).
+        params: values replacing parameters of the published set, by name (e.g. ``{"R_D_star": 10.0}``).
+
+    Returns:
+        A :class:`DataConstrainedAllocation`.
+    """
+    from jaxscale.core.validation import check_positive
+
+    check_positive("compute", compute)
+    check_positive("unique_tokens", unique_tokens)
+    law, name, point = _published(law, published, params)
+    if law.inputs[2:] != ("U_D",):
+        raise ValueError(f"unique_tokens applies to a law of (N, D, U_D) such as data-constrained, not {law.name}")
+    return _data_constrained(law, point, name, np.atleast_1d(np.asarray(compute, np.float64)), unique_tokens)
+
+
+def _published(law: str | Law, published: str | None, params: Mapping[str, float] | None) -> tuple[Law, str, Any]:
+    """The law, the name of its published set (default: its first) and that set with ``params`` replaced."""
+    from jaxscale.core.validation import check_positive
+    from jaxscale.laws.registry import law_by_name
+
+    law = law_by_name(law)
+    name = published or next(iter(law.published), None)
+    if name is None:
+        raise ValueError(f"the {law.name} law has no published parameter set: allocate a fit or a posterior of it")
+    point = law.published_params(name)._replace(**(params or {}))
+    for key, value in (params or {}).items():
+        check_positive(key, value)
+    return law, name, point
+
+
+def _described(source: Fitted) -> str:
+    """What a fitted law's allocation stands on: its runs and its draws."""
+    runs = "" if source.runs is None else f"fitted to {source.runs.source}"
+    draws = "" if source.draws is None else f"bands over {source.draws.n_valid} {source.draws.kind} draws"
+    return ", ".join(part for part in (runs, draws) if part) or "fitted parameters"
 
 
 def _allocation(law: Law, point: Any, draws: Draws | None, source: str, budgets: np.ndarray,
-                unique_tokens: float | None, start: float) -> Allocation:
+                start: float) -> Allocation:
     from jaxscale.optimum.allocation import allocation_table
 
-    if unique_tokens is not None:
-        raise ValueError(f"unique_tokens applies to a law of (N, D, U_D) such as data-constrained, not {law.name}")
     return Allocation(law, point, draws, source, allocation_table(law, point, budgets, draws),
                       time.perf_counter() - start)
 

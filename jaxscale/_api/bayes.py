@@ -1,5 +1,5 @@
-"""``bayes``: the posterior of a law given runs (NUTS or Laplace), of a law per dataset with
-coordinates shared, or of several laws ranked by PSIS-LOO."""
+"""``bayes``: the posterior of a law given runs (NUTS or Laplace); ``bayes_grouped``: of a law per
+dataset with coordinates shared; ``loo``: models ranked by PSIS-LOO."""
 
 from __future__ import annotations
 
@@ -60,6 +60,11 @@ class Posterior(Result):
     def draws(self) -> Draws:
         """The law's parameters of every draw."""
         return self.fit.parameter_draws
+
+    @property
+    def params(self) -> Any:
+        """The posterior median of every parameter, the law's NamedTuple."""
+        return self.draws.median()
 
     def _report(self) -> dict[str, Any]:
         from jaxscale.inference.refit import report
@@ -242,36 +247,23 @@ class LooComparison(Result):
         return _comparison_text(numbers) if self.group_by is None else _sharing_text(numbers)
 
 
-def _check(law: Law, laplace: bool, gamma_uncertainty: bool, table_embedding: bool, holdout: float | None,
-           group_by: str | None, share: tuple[str, ...] | None, compare_sharing: bool,
-           compare: tuple[str, ...] | None) -> None:
-    """The combinations of options that exclude each other, before any work."""
-    if gamma_uncertainty and table_embedding:
-        raise ValueError("gamma_uncertainty (Table A9 bootstrap) and table_embedding exclude each other")
-    if gamma_uncertainty or table_embedding:
-        law.require_chinchilla("the reconciled exponent")
-    grouped_only = [name for name, on in (("share", share is not None), ("compare_sharing", compare_sharing)) if on]
-    if grouped_only and group_by is None:
-        raise ValueError(f"{grouped_only[0]} needs group_by")
-    if group_by is not None and (compare is not None or laplace or holdout is not None or table_embedding
-                                 or gamma_uncertainty):
-        raise ValueError("group_by samples one grouped model with NUTS on all runs: not with compare, laplace, "
-                         "holdout, table_embedding or gamma_uncertainty")
-    if compare is not None and (laplace or holdout is not None or table_embedding):
-        raise ValueError("compare samples every law with NUTS on all runs: not with laplace, holdout or "
-                         "table_embedding")
+def _nuts(chains: int, warmup: int, samples: int, seed: int, target_accept: float, progress: bool) -> Any:
+    """The NUTS settings of a verb's keywords."""
+    from jaxscale.inference.sample import NutsConfig
+
+    return NutsConfig(chains=chains, warmup=warmup, samples=samples, seed=seed, target_accept=target_accept,
+                      progress_bar=progress)
 
 
 def bayes(runs: Runs, law: str | Law = "chinchilla", *, chains: int = 4, warmup: int = 1000, samples: int = 1000,
           seed: int = 0, target_accept: float = 0.8, laplace: bool = False, progress: bool = False,
           gamma_uncertainty: bool = False, table_embedding: bool = False, holdout: float | None = None,
-          holdout_by: str = "n", group_by: str | None = None, share: str | Sequence[str] | None = None,
-          compare_sharing: bool = False,
-          compare: str | Sequence[str] | None = None) -> Posterior | GroupedPosterior | LooComparison:
+          holdout_by: str = "n") -> Posterior:
     """The posterior of a scaling law given runs: Student-t likelihood on log loss, the law's
     documented priors, NUTS from the Approach-3 optimum (or the Laplace approximation), with
     convergence diagnostics, posterior predictive checks and, for the Chinchilla law, Pearce &
-    Song's reconciled (Kaplan-basis) exponent of every draw.
+    Song's reconciled (Kaplan-basis) exponent of every draw. One law for several datasets is
+    :func:`bayes_grouped`; laws ranked by PSIS-LOO, :func:`loo`.
 
     Args:
         runs: a :class:`~jaxscale.tables.table.RunsTable` (:func:`jaxscale.load_runs`), a CSV path
@@ -289,41 +281,108 @@ def bayes(runs: Runs, law: str | Law = "chinchilla", *, chains: int = 4, warmup:
         holdout: sample on the runs with N (or C, ``holdout_by="c"``) below this only, and report
             the errors and predictive coverage on the rest.
         holdout_by: ``"n"`` or ``"c"``.
-        group_by: the column naming each run's dataset: one law for every dataset at once, the
-            ``share`` coordinates common (default: the law's exponents), and the posterior of
-            the differences between datasets.
-        share: the shared coordinates of the law's vector, e.g. ``("alpha", "beta")``.
-        compare_sharing: with ``group_by``, also sample the model sharing nothing and rank the
-            two by PSIS-LOO.
-        compare: laws to sample on the same runs and rank by PSIS-LOO, e.g.
-            ``("chinchilla", "kaplan")``.
 
     Returns:
-        A :class:`Posterior`; with ``group_by`` a :class:`GroupedPosterior`, or with
-        ``compare_sharing`` or ``compare`` a :class:`LooComparison`.
+        A :class:`Posterior`.
     """
-    from jaxscale.inference.sample import NutsConfig
     from jaxscale.laws.registry import law_by_name
 
     start = time.perf_counter()
     law = law_by_name(law)
-    share, compare = _names(share), _names(compare)
-    config = NutsConfig(chains=chains, warmup=warmup, samples=samples, seed=seed, target_accept=target_accept,
-                        progress_bar=progress)
-    _check(law, laplace, gamma_uncertainty, table_embedding, holdout, group_by, share, compare_sharing, compare)
+    config = _nuts(chains, warmup, samples, seed, target_accept, progress)
+    if gamma_uncertainty and table_embedding:
+        raise ValueError("gamma_uncertainty (Table A9 bootstrap) and table_embedding exclude each other")
+    if gamma_uncertainty or table_embedding:
+        law.require_chinchilla("the reconciled exponent")
+    return _posterior(as_runs(runs), law, config, laplace, gamma_uncertainty, table_embedding, holdout, holdout_by,
+                      start)
+
+
+def bayes_grouped(runs: Runs, group_by: str, law: str | Law = "chinchilla", *, share: str | Sequence[str] | None = None,
+                  chains: int = 4, warmup: int = 1000, samples: int = 1000, seed: int = 0,
+                  target_accept: float = 0.8, progress: bool = False) -> GroupedPosterior:
+    """The posterior of one law fitted to several datasets at once by NUTS, the ``share``
+    coordinates common to every dataset, the rest (and the noise) each dataset's own, and the
+    posterior of the differences between datasets (:mod:`jaxscale.inference.grouped`).
+
+    Args:
+        runs: a :class:`~jaxscale.runs.table.RunsTable`, a CSV path or a DataFrame.
+        group_by: the column naming each run's dataset.
+        law: any name of :func:`jaxscale.laws.names` or a :class:`~jaxscale.laws.Law`.
+        share: the shared coordinates of the law's vector, e.g. ``("alpha", "beta")`` or
+            ``"alpha,beta"`` (default: the law's exponents).
+        chains, warmup, samples, seed, target_accept, progress: as for :func:`bayes`.
+
+    Returns:
+        A :class:`GroupedPosterior`.
+    """
+    from jaxscale.inference import grouped
+    from jaxscale.laws.registry import law_by_name
+
+    start = time.perf_counter()
+    law = law_by_name(law)
+    config = _nuts(chains, warmup, samples, seed, target_accept, progress)
     table = as_runs(runs)
-    if compare is not None:
+    shared = _shared(table, group_by, share, law)
+    fit = grouped.sample_grouped(table, group_by, shared, law, config)
+    return GroupedPosterior(fit, table, group_by, config.seed, time.perf_counter() - start)
+
+
+def loo(runs: Runs, laws: str | Sequence[str] | None = None, *, group_by: str | None = None,
+        share: str | Sequence[str] | None = None, law: str | Law = "chinchilla", chains: int = 4,
+        warmup: int = 1000, samples: int = 1000, seed: int = 0, target_accept: float = 0.8,
+        progress: bool = False) -> LooComparison:
+    """Models sampled by NUTS on the same runs and ranked by PSIS-LOO (ArviZ's comparison, with
+    Pareto-k diagnostics): several laws (``laws``), or, with ``group_by``, the grouped ``law``
+    sharing the ``share`` coordinates against the same law sharing nothing.
+
+    Args:
+        runs: a :class:`~jaxscale.runs.table.RunsTable`, a CSV path or a DataFrame.
+        laws: the laws to rank, e.g. ``("chinchilla", "kaplan")`` or ``"chinchilla,kaplan"``.
+        group_by: instead of ``laws``, the column naming each run's dataset.
+        share: with ``group_by``, the shared coordinates (default: the law's exponents).
+        law: with ``group_by``, the law (any name of :func:`jaxscale.laws.names` or a
+            :class:`~jaxscale.laws.Law`).
+        chains, warmup, samples, seed, target_accept, progress: as for :func:`bayes`.
+
+    Returns:
+        A :class:`LooComparison`.
+    """
+    from jaxscale.laws.registry import law_by_name
+
+    start = time.perf_counter()
+    names = _names(laws)
+    if (names is None) == (group_by is None):
+        raise ValueError("loo ranks laws or, with group_by, sharing: give one of them")
+    if share is not None and group_by is None:
+        raise ValueError("share needs group_by")
+    config = _nuts(chains, warmup, samples, seed, target_accept, progress)
+    table = as_runs(runs)
+    if names is not None:
         from jaxscale.inference.law_ranking import compare_laws
 
-        comparison = compare_laws(table, compare, config)
+        comparison = compare_laws(table, [law_by_name(name) for name in names], config)
         return LooComparison(comparison, table, None, seed, time.perf_counter() - start)
-    if group_by is not None:
-        return _grouped(table, law, group_by, share, compare_sharing, config, start)
-    return _posterior(table, law, config, laplace, gamma_uncertainty, table_embedding, holdout, holdout_by, start)
+    from jaxscale.inference import grouped
+
+    chosen = law_by_name(law)
+    comparison = grouped.compare_sharing(table, group_by, _shared(table, group_by, share, chosen), chosen, config)
+    return LooComparison(comparison, table, group_by, seed, time.perf_counter() - start)
+
+
+def _shared(table: RunsTable, group_by: str, share: str | Sequence[str] | None, law: Law) -> tuple[str, ...]:
+    """The coordinates shared between the datasets of ``group_by`` (default: the law's exponents),
+    checked with the column before any sampling."""
+    from jaxscale.inference import grouped
+
+    shared = law.exponent_names if share is None else _names(share)
+    grouped.split(table, group_by, shared, law)  # a bad column or coordinate: an error before sampling
+    return shared
 
 
 def _posterior(table: RunsTable, law: Law, config: Any, laplace: bool, gamma_uncertainty: bool,
                table_embedding: bool, holdout: float | None, holdout_by: str, start: float) -> Posterior:
+    from jaxscale.fitting.approach3 import fit_approach3
     from jaxscale.inference import refit
 
     heldout = None
@@ -335,10 +394,12 @@ def _posterior(table: RunsTable, law: Law, config: Any, laplace: bool, gamma_unc
         from jaxscale.reconciliation.on_runs import model_sizes
 
         model_sizes(table)  # both bases and three sizes, or an error before sampling
+    point = fit_approach3(table, law=law)  # the chains' start and the identifiability's optimum: fitted once
+    begin = refit.start_at(point)
     if laplace:
-        fit = refit.approximate_posterior(table, law, seed=config.seed)
+        fit = refit.approximate_posterior(table, law, seed=config.seed, start=begin)
     else:
-        fit = refit.sample_posterior(table, law, config)
+        fit = refit.sample_posterior(table, law, config, start=begin)
     reconciled = None
     if law.chinchilla_undefined is None:
         reconciled = refit.reconciled_exponent_draws(fit.parameter_draws, gamma_uncertainty, config.seed,
@@ -348,23 +409,9 @@ def _posterior(table: RunsTable, law: Law, config: Any, laplace: bool, gamma_unc
         held = {"by": holdout_by, "threshold": holdout,
                 **refit.holdout_calibration(fit, table, heldout, holdout_by, config.seed)}
     from jaxscale._api.fit import identified
-    from jaxscale.fitting.approach3 import fit_approach3
 
-    ident = identified(fit_approach3(table, law=law), fit.parameter_draws)
+    ident = identified(point, fit.parameter_draws)
     return Posterior(fit, table, reconciled, held, config.seed, time.perf_counter() - start, ident)
-
-
-def _grouped(table: RunsTable, law: Law, group_by: str, share: tuple[str, ...] | None, compare_sharing: bool,
-             config: Any, start: float) -> GroupedPosterior | LooComparison:
-    from jaxscale.inference import grouped
-
-    shared = law.exponent_names if share is None else share
-    grouped.split(table, group_by, shared, law)  # a bad column or coordinate: an error before sampling
-    if compare_sharing:
-        comparison = grouped.compare_sharing(table, group_by, shared, law, config)
-        return LooComparison(comparison, table, group_by, config.seed, time.perf_counter() - start)
-    fit = grouped.sample_grouped(table, group_by, shared, law, config)
-    return GroupedPosterior(fit, table, group_by, config.seed, time.perf_counter() - start)
 
 
 def _number(x: float | None) -> str:

@@ -115,17 +115,20 @@ def _range(pair: list[float] | None) -> str:
     return "unbounded" if lo is None or hi is None else f"{lo:.3g} to {hi:.3g}"
 
 
-def compare(*runs: Runs, group_by: str | None = None, names: Sequence[str] | None = None, compute: float = 1e22,
-            law: str | Law = "chinchilla", bootstrap: int = 1000, seed: int = 0, bayes: bool = False,
-            chains: int = 4, samples: int = 1000) -> CompareReport:
-    """The effective compute multiplier k(C) = C_A / C of each recipe against a baseline A.
+def compare(baseline: Runs, candidate: Runs | Sequence[Runs] | None = None, *, group_by: str | None = None,
+            names: Sequence[str] | None = None, compute: float = 1e22, law: str | Law = "chinchilla",
+            bootstrap: int = 1000, seed: int = 0, bayes: bool = False, chains: int = 4,
+            samples: int = 1000) -> CompareReport:
+    """The effective compute multiplier k(C) = C_A / C of a recipe against a baseline A.
 
     Args:
-        runs: two or more tables (one per recipe, the first the baseline), or one table with
-            ``group_by``.
-        group_by: the column naming each run's recipe in one table.
-        names: the recipes' names for several tables (default: recipe 1, 2, ...), or which recipes
-            of ``group_by`` to compare, the baseline first (default: all, in sorted order).
+        baseline: the baseline recipe's runs (a table, CSV path, DataFrame or a function
+            returning a table); or, with ``group_by``, the runs of every recipe in one table.
+        candidate: the other recipe's runs, or a list of several recipes' runs, each set against
+            the baseline (not with ``group_by``).
+        group_by: the column naming each run's recipe in ``baseline``: any number of recipes.
+        names: the recipes' names, the baseline's first (default: recipe 1, recipe 2, ...), or which recipes of
+            ``group_by`` to compare, the baseline first (default: all, in sorted order).
         compute: the target compute C.
         law: a law of N and D; its exponents are shared, its other coordinates each recipe's own.
         bootstrap, seed: resamples of the stratified bootstrap and their seed.
@@ -137,23 +140,24 @@ def compare(*runs: Runs, group_by: str | None = None, names: Sequence[str] | Non
         A :class:`CompareReport`.
     """
     from jaxscale.inference.sample import NutsConfig
+    from jaxscale.laws.registry import law_by_name
     from jaxscale.planning.recipes import RECIPE, compare_recipes, stacked
 
     start = time.perf_counter()
     if bootstrap < 2:
         raise ValueError(f"bootstrap must be >= 2 resamples, got {bootstrap}")
+    if (candidate is None) == (group_by is None):
+        raise ValueError("compare takes a baseline and a candidate table, or one table with group_by")
+    chosen = law_by_name(law)
     if group_by is None:
-        if len(runs) < 2:
-            raise ValueError("compare needs two or more runs tables, or one with group_by")
-        labels = list(names) if names is not None else [f"recipe {i + 1}" for i in range(len(runs))]
-        if len(labels) != len(runs) or len(set(labels)) != len(labels):
-            raise ValueError(f"names must name each of the {len(runs)} tables once; got {labels}")
-        table, column, order = stacked(dict(zip(labels, (as_runs(r) for r in runs)))), RECIPE, labels
+        recipes = [baseline, *(candidate if isinstance(candidate, (list, tuple)) else [candidate])]
+        labels = list(names) if names is not None else [f"recipe {i + 1}" for i in range(len(recipes))]
+        if len(labels) != len(recipes) or len(set(labels)) != len(recipes):
+            raise ValueError(f"names must name each of the {len(recipes)} recipes once, the baseline first; got {labels}")
+        table, column, order = stacked({k: as_runs(v) for k, v in zip(labels, recipes)}), RECIPE, labels
     else:
-        if len(runs) != 1:
-            raise ValueError(f"group_by reads one table; got {len(runs)}")
-        table, column, order = as_runs(runs[0]), group_by, names
+        table, column, order = as_runs(baseline), group_by, names
     config = NutsConfig(chains=chains, warmup=samples, samples=samples, progress_bar=False) if bayes else None
-    result = compare_recipes(table, column, compute, law=law, recipes=order, resamples=bootstrap, seed=seed,
+    result = compare_recipes(table, column, compute, law=chosen, recipes=order, resamples=bootstrap, seed=seed,
                              bayes=config)
     return CompareReport(result, time.perf_counter() - start)

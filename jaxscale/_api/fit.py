@@ -1,4 +1,5 @@
-"""``fit``: a scaling law fitted to runs by Hoffmann et al.'s Approach 3, 2 or 1, with intervals."""
+"""``fit``: a scaling law fitted to runs by Hoffmann et al.'s Approach 3, with intervals; ``frontier``:
+the compute-efficient frontier of Approaches 1 and 2."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ from jaxscale.laws.law import Law
 from jaxscale.tables.table import RunsTable
 from jaxscale.support.atomic import atomic_path
 
-#: The approaches of Hoffmann et al. (2022) that :func:`fit` runs.
-METHODS = ("approach3", "approach2", "approach1")
+#: Hoffmann et al.'s (2022) approaches that :func:`frontier` runs.
+APPROACHES = (1, 2)
 #: Runs proposed where the runs leave a quantity undetermined (:func:`identified`).
 SUGGESTED_RUNS = 3
 
@@ -67,6 +68,11 @@ class FitReport(Result):
     def draws(self) -> Draws | None:
         """The bootstrap refits as :class:`~jaxscale.laws.draws.Draws` (None without a bootstrap)."""
         return None if self.refits is None else self.refits.parameter_draws
+
+    @property
+    def runs(self) -> RunsTable:
+        """The runs fitted."""
+        return self.fit.runs
 
     def _note(self) -> dict[str, str]:
         nonpositive, infinite = self.fit.nonpositive_exponents(), self.fit.infinite_parameters()
@@ -204,23 +210,20 @@ def check_bootstrap(resamples: int) -> None:
         raise ValueError(f"bootstrap must be 0 (none) or >= 2, got {resamples}")
 
 
-def fit(runs: Runs, law: str | Law = "chinchilla", *, method: str = "approach3", bootstrap: int = 0, seed: int = 0,
+def fit(runs: Runs, law: str | Law = "chinchilla", *, bootstrap: int = 0, seed: int = 0,
         compute: Sequence[float] | None = None, asymmetry: float | None = None, likelihood: bool = False,
-        holdout: float | None = None, holdout_by: str = "n") -> FitReport | FrontierReport:
-    """Fit a scaling law to runs (Hoffmann et al. 2022, Section 3).
+        holdout: float | None = None, holdout_by: str = "n") -> FitReport:
+    """Fit a scaling law to runs by Hoffmann et al.'s (2022) Approach 3.
 
-    Approach 3 fits ``law`` to every run at once by the Huber loss on log residuals from
-    Epoch AI's grid of starts (Besiroglu et al. 2024); ``bootstrap`` resamples of the runs give
-    95% percentile intervals of every parameter and derived quantity and bands on the
-    allocation. Approaches 1 and 2 fit N*(C) and D*(C) to the compute-efficient frontier of
-    training curves or isoFLOP profiles (no law).
+    ``law`` is fitted to every run at once by the Huber loss on log residuals from Epoch AI's
+    grid of starts (Besiroglu et al. 2024); ``bootstrap`` resamples of the runs give 95%
+    percentile intervals of every parameter and derived quantity and bands on the allocation.
+    Approaches 1 and 2 (no law) are :func:`frontier`.
 
     Args:
         runs: a :class:`~jaxscale.tables.table.RunsTable` (:func:`jaxscale.load_runs`), a CSV path
             or a DataFrame.
-        law: any name of :func:`jaxscale.laws.names` or a :class:`~jaxscale.laws.Law`
-            (Approach 3 only).
-        method: ``"approach3"``, ``"approach2"`` or ``"approach1"``.
+        law: any name of :func:`jaxscale.laws.names` or a :class:`~jaxscale.laws.Law`.
         bootstrap: resamples for the intervals (0: none; Epoch: 4000).
         seed: the resampling seed.
         compute: budgets (FLOP) of the compute-optimal allocation (default: the largest
@@ -234,30 +237,50 @@ def fit(runs: Runs, law: str | Law = "chinchilla", *, method: str = "approach3",
         holdout_by: ``"n"`` or ``"c"``.
 
     Returns:
-        A :class:`FitReport` (Approach 3) or a :class:`FrontierReport` (Approaches 1, 2).
+        A :class:`FitReport`.
     """
     from jaxscale.laws.registry import law_by_name
 
     start = time.perf_counter()
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     check_bootstrap(bootstrap)
     law = law_by_name(law)
-    if method != "approach3":
-        extra = [name for name, used in (("compute", compute is not None), ("asymmetry", asymmetry is not None),
-                                          ("likelihood", likelihood), ("holdout", holdout is not None)) if used]
-        if extra:
-            raise ValueError(f"{', '.join(extra)} apply to approach3, not {method}")
-        from jaxscale.fitting.determinable import warn_implausible
-
-        table = as_runs(runs)
-        warn_implausible(law, table)  # Approaches 1 and 2 judge their frontier's points themselves
-        return _frontier(table, method, bootstrap, seed, start)
     if asymmetry is not None and not asymmetry > 0:
         raise ValueError(f"asymmetry must be > 0, got {asymmetry}")
     if likelihood:
         law.require_chinchilla("the likelihood-ratio test at Hoffmann et al.'s published values")
     return _approach3(as_runs(runs), law, bootstrap, seed, compute, asymmetry, likelihood, holdout, holdout_by, start)
+
+
+def frontier(runs: Runs, approach: int = 2, *, bootstrap: int = 0, seed: int = 0) -> FrontierReport:
+    """The compute-efficient frontier of runs and the power laws N*(C) = k_N C^a,
+    D*(C) = k_D C^b through it, by Hoffmann et al.'s (2022) Approach 1 or 2 (no law fitted).
+
+    Args:
+        runs: a :class:`~jaxscale.runs.table.RunsTable` (:func:`jaxscale.load_runs`), a CSV path
+            or a DataFrame: training curves (Approach 1: every checkpoint of runs of several
+            sizes) or isoFLOP profiles (Approach 2: runs of several sizes at each of a few budgets).
+        approach: ``1`` (the lowest loss at each compute along the training curves) or ``2``
+            (a parabola in log N through each isoFLOP profile).
+        bootstrap: resamples for percentile intervals of a and b (0: none).
+        seed: the resampling seed.
+
+    Returns:
+        A :class:`FrontierReport`.
+    """
+    from jaxscale.fitting.determinable import warn_implausible
+    from jaxscale.laws import chinchilla
+
+    start = time.perf_counter()
+    if approach not in APPROACHES:
+        raise ValueError(f"approach must be 1 or 2, got {approach!r}")
+    check_bootstrap(bootstrap)
+    table = as_runs(runs)
+    warn_implausible(chinchilla.LAW, table)  # runs of (N, D); the approach judges its frontier's points itself
+    if approach == 1:
+        from jaxscale.fitting.approach1 import fit_approach1 as fit_frontier
+    else:
+        from jaxscale.fitting.approach2 import fit_approach2 as fit_frontier
+    return FrontierReport(fit_frontier(table, bootstrap=bootstrap, seed=seed), time.perf_counter() - start)
 
 
 def _approach3(table: RunsTable, law: Law, resamples: int, seed: int, compute: Sequence[float] | None,
@@ -320,18 +343,6 @@ def _likelihood(table: RunsTable, law: Law) -> dict[str, Any]:
     ml = fit_likelihood(table, law=law)
     test = likelihood_ratio_test(table, law.published_params("chinchilla"), fit=ml, law=law)
     return {**ml.summary(), "lr_test_vs_chinchilla": test}
-
-
-def _frontier(table: RunsTable, method: str, resamples: int, seed: int, start: float) -> FrontierReport:
-    if method == "approach1":
-        from jaxscale.fitting.approach1 import fit_approach1
-
-        frontier = fit_approach1(table, bootstrap=resamples, seed=seed)
-    else:
-        from jaxscale.fitting.approach2 import fit_approach2
-
-        frontier = fit_approach2(table, bootstrap=resamples, seed=seed)
-    return FrontierReport(frontier=frontier, seconds=time.perf_counter() - start)
 
 
 def _format(value: Any, spec: str = ".7g") -> str:

@@ -84,8 +84,21 @@ def _evaluate(law: Law, params: Any, inputs: dict[str, float]) -> float:
 
 def published_hparams(name: str, *, n: float | None = None, tokens: float | None = None,
                       compute: float | None = None) -> PublishedHparams:
-    """eta* and B* of the published law ``name`` (``steplaw``: needs ``n`` and ``tokens``;
-    ``deepseek``: ``compute`` in FLOPs, or ``n`` and ``tokens`` for C = 6 N D)."""
+    """The optimal peak learning rate eta* and batch size B* (tokens) of a planned run under a
+    published law: Step Law's (Li et al. 2025: eta* = 1.79 N^-0.713 D^0.307, B* = 0.58 D^0.571)
+    or DeepSeek's (DeepSeek-AI 2024, Eq. 1: eta_opt = 0.3118 C^-0.125, B_opt = 0.2920 C^0.3271).
+    The published laws carry no intervals.
+
+    Args:
+        name: ``"steplaw"`` (needs ``n`` and ``tokens``) or ``"deepseek"`` (``compute``, or ``n``
+            and ``tokens`` for C = 6 N D).
+        n: parameters of the planned run.
+        tokens: its training tokens.
+        compute: its training FLOPs.
+
+    Returns:
+        A :class:`PublishedHparams`.
+    """
     if name not in PUBLISHED:
         raise ValueError(f"unknown published law {name!r}; choose one of {sorted(PUBLISHED)}")
     for label, value in (("n", n), ("tokens", tokens), ("compute", compute)):
@@ -201,12 +214,12 @@ class HparamsReport(Result):
         return [*lines, *(f"wrote {path}" for path in numbers.get("files", []))]
 
 
-def hparams(runs: Runs | None = None, *, published: str | None = None, n: float | None = None,
-            tokens: float | None = None, compute: float | None = None, lr_col: str | None = None,
-            batch_col: str | None = None, smoothed_col: str | None = None, sequence_length: float = 1.0,
-            bootstrap: int = 1000, seed: int = 0, joint: bool = True, posterior: bool = False, chains: int = 4,
-            warmup: int = 1000, samples: int = 1000, progress: bool = True) -> HparamsReport | PublishedHparams:
-    """The optimal peak learning rate and batch size, fitted to hyperparameter grids or published.
+def hparams(runs: Runs, *, lr_col: str | None = None, batch_col: str | None = None, smoothed_col: str | None = None,
+            sequence_length: float = 1.0, bootstrap: int = 1000, seed: int = 0, joint: bool = True,
+            posterior: bool = False, chains: int = 4, warmup: int = 1000, samples: int = 1000,
+            progress: bool = True) -> HparamsReport:
+    """The optimal peak learning rate and batch size, fitted to hyperparameter grids (a published
+    law's at a planned run: :func:`published_hparams`).
 
     Step Law's forms (Li et al. 2025) are fitted: eta*(N, D) = A N^-alpha D^beta and
     B*(D) = A_B D^beta_B. From ``runs``, two routes: each (N, D) group's optimum over
@@ -214,18 +227,11 @@ def hparams(runs: Runs | None = None, *, published: str | None = None, n: float 
     laws through the optima by least squares in logs, with a bootstrap of runs within groups for
     95% intervals; and (``joint``) one law L(N, D, eta, B), a Chinchilla-type law plus a bowl in
     log eta - log eta*(N, D) and log B - log B*(D), whose optimum comes from the
-    implicit-differentiation solver (:mod:`jaxscale.hyperparameters.joint`). With
-    ``published``: Step Law's constants (A = 1.79, alpha = 0.713, beta = 0.307; A_B = 0.58,
-    beta_B = 0.571) or DeepSeek's (DeepSeek-AI 2024, Eq. 1: eta_opt = 0.3118 C^-0.125,
-    B_opt = 0.2920 C^0.3271) at a planned run.
+    implicit-differentiation solver (:mod:`jaxscale.hyperparameters.joint`).
 
     Args:
         runs: hyperparameter grids (a table, CSV path, DataFrame or a function returning a table):
             runs at several peak learning rates and batch sizes per (N, D).
-        published: ``"steplaw"`` or ``"deepseek"``, instead of ``runs``.
-        n: parameters of the planned run (with ``published``).
-        tokens: its training tokens.
-        compute: its training FLOPs (DeepSeek's law; without it C = 6 N D).
         lr_col: the column of the peak learning rate (default: recognised by name).
         batch_col: the column of the batch size (default: recognised by name).
         smoothed_col: the column of the smoothed loss the optimum rule reads (default: a smoothed
@@ -243,15 +249,8 @@ def hparams(runs: Runs | None = None, *, published: str | None = None, n: float 
         progress: NumPyro's progress bars, where they redraw in place.
 
     Returns:
-        A :class:`HparamsReport` (from ``runs``) or a :class:`PublishedHparams` (from ``published``:
-        the published laws give no intervals, so lower and upper are undefined).
+        A :class:`HparamsReport`.
     """
-    if published is not None:
-        if runs is not None:
-            raise ValueError("give a runs table or --published, not both")
-        return published_hparams(published, n=n, tokens=tokens, compute=compute)
-    if runs is None:
-        raise ValueError("give a runs table of hyperparameter grids, or --published steplaw|deepseek")
     if bootstrap < 0:
         raise ValueError(f"--bootstrap must be >= 0, got {bootstrap}")
     if posterior and not joint:

@@ -124,7 +124,7 @@ def _runs_text(numbers: dict[str, Any]) -> list[str]:
     return lines
 
 
-def reconcile(published: str | None = None, *, runs: Runs | None = None, bootstrap: int = 200,
+def reconcile(published: str | None = None, runs: Runs | None = None, *, bootstrap: int = 200,
               seed: int = 0) -> ReconcileReport:
     """Pearce & Song's (2024) reconciliation of Kaplan's and Chinchilla's compute-optimal exponents.
 

@@ -1,6 +1,6 @@
 """``jaxscale.schedule``: the learning-rate schedule a multi-power law predicts to end lowest.
 
-The law is a fit (:func:`jaxscale.curves.multipower_fit.fit_multipower`), its parameters, or a
+The law is a parameter set (a fit's, :func:`jaxscale.curves.multipower_fit.fit_multipower`) or a
 published set (``luo-25m``: Luo et al. 2025's 25M model); the schedule is optimised through it by
 :func:`jaxscale.optimum.best_schedule.optimal_schedule` and compared with cosine and WSD.
 """
@@ -13,7 +13,6 @@ from typing import Any
 import pandas as pd
 
 from jaxscale._api._results import Figures, Result, rows
-from jaxscale.curves.multipower_fit import MultiPowerFit
 from jaxscale.laws import multipower
 from jaxscale.optimum import best_schedule
 
@@ -61,7 +60,7 @@ class ScheduleReport(Result):
         return [*lines, *(f"wrote {path}" for path in numbers.get("files", []))]
 
 
-def schedule(law: MultiPowerFit | multipower.MultiPowerParams | None = None, *, published: str | None = None,
+def schedule(params: multipower.MultiPowerParams | None = None, *, published: str | None = None,
              steps: int, peak_lr: float, warmup_steps: int = 0, iterations: int = best_schedule.ITERATIONS,
              knots: int = best_schedule.KNOTS) -> ScheduleReport:
     """The learning-rate schedule a multi-power law predicts to end lowest.
@@ -74,8 +73,9 @@ def schedule(law: MultiPowerFit | multipower.MultiPowerParams | None = None, *, 
     peak are evaluated under the same law.
 
     Args:
-        law: a multi-power fit (:func:`jaxscale.curves.multipower_fit.fit_multipower`) or its
-            parameters; or None with ``published``.
+        params: the multi-power law's parameters, e.g. a fit's
+            (:func:`jaxscale.curves.multipower_fit.fit_multipower` ``(...).params``); or None with
+            ``published``.
         published: a published parameter set instead: ``"luo-25m"`` (Luo et al.'s 25M model).
         steps: the schedule's length in steps, warmup included.
         peak_lr: the peak learning rate eta_max.
@@ -86,14 +86,16 @@ def schedule(law: MultiPowerFit | multipower.MultiPowerParams | None = None, *, 
     Returns:
         A :class:`ScheduleReport`.
     """
-    if (law is None) == (published is None):
-        raise ValueError("give a fitted multi-power law or --published NAME (one of them)")
+    if (params is None) == (published is None):
+        raise ValueError("give a multi-power law's parameters or --published NAME (one of them)")
     if published is not None:
         if published not in PUBLISHED:
             raise ValueError(f"unknown published multi-power law {published!r}; choose one of {sorted(PUBLISHED)}")
         params, source = PUBLISHED[published], published
+    elif not isinstance(params, multipower.MultiPowerParams):
+        raise ValueError(f"params must be a multi-power law's MultiPowerParams (a fit's .params), got "
+                         f"{type(params).__name__}")
     else:
-        params = law.params if isinstance(law, MultiPowerFit) else law
         source = "fitted"
     return ScheduleReport(best_schedule.optimal_schedule(params, steps, peak_lr, warmup_steps, iterations=iterations,
                                                      knots=knots), source)

@@ -7,14 +7,13 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Sequence
 
 import pandas as pd
 
 from jaxscale._api._results import Figures, Result, rows
-from jaxscale._api.bayes import Posterior
-from jaxscale._api.fit import FitReport, check_bootstrap
+from jaxscale._api.fit import check_bootstrap
+from jaxscale._api.fitted import Fitted, FittedByApproach3
 from jaxscale._api.runs import Runs, as_runs
 from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
@@ -95,8 +94,8 @@ def _pairs(planned: Sequence[float] | Sequence[Sequence[float]]) -> tuple[tuple[
     return tuple((float(n), float(d)) for n, d in planned)
 
 
-def sensitivity(source: FitReport | Posterior | Draws | Runs, *, law: str | Law = "chinchilla",
-                compute: Sequence[float] = (1e24,),
+def sensitivity(source: Fitted | Draws | Runs | None = None, *, published: str | None = None,
+                law: str | Law = "chinchilla", compute: Sequence[float] = (1e24,),
                 planned: Sequence[float] | Sequence[Sequence[float]] = (7e10, 1.4e12),
                 bootstrap: int | None = None, seed: int = 0, gamma: float | None = None,
                 delta: float | None = None, table_embedding: bool = False, target: float | None = None,
@@ -112,10 +111,12 @@ def sensitivity(source: FitReport | Posterior | Draws | Runs, *, law: str | Law 
     embedding relation (gamma, delta) and Kaplan's size window.
 
     Args:
-        source: a :class:`~jaxscale.FitReport` (Approach 3), a :class:`~jaxscale.Posterior` or
-            :class:`~jaxscale.laws.Draws` (studied at their median), the name of a published
-            parameter set of ``law`` (e.g. ``"epoch"``), or runs (a table, CSV path, DataFrame or a
-            function returning a table, fitted by Approach 3 first).
+        source: a fitted law (:class:`~jaxscale.Fitted`: a :class:`~jaxscale.FitReport`, studied
+            with each run's influence; a :class:`~jaxscale.Posterior`, at its draws' median),
+            :class:`~jaxscale.laws.Draws` (at their median), or runs (a table, CSV path,
+            DataFrame or a function returning a table, fitted by Approach 3 first); None with
+            ``published``.
+        published: instead of ``source``, a published parameter set of ``law`` (e.g. ``"epoch"``).
         law: the law of a published set or of the runs to fit.
         compute: budgets (FLOP) of N*(C) and D*(C).
         planned: a planned run (N, D), or several, whose loss is extrapolated.
@@ -137,16 +138,14 @@ def sensitivity(source: FitReport | Posterior | Draws | Runs, *, law: str | Law 
 
     start = time.perf_counter()
     law = law_by_name(law)
-    published = isinstance(source, str) and source in law.published
-    if isinstance(source, str) and not published and not Path(source).exists():
-        choices = f"published sets {sorted(law.published)}" if law.published else "no published set"
-        raise ValueError(f"{source}: neither a runs file nor a published parameter set of the {law.name} law "
-                         f"(it has {choices})")
+    if (source is None) == (published is None):
+        raise ValueError("sensitivity studies a fit, a posterior, draws or runs, or a published set: give one")
     if bootstrap is not None:
         check_bootstrap(bootstrap)
     if top < 1:
         raise ValueError(f"top must be >= 1, got {top}")
-    if table_embedding and (published or isinstance(source, Draws) or gamma is not None or delta is not None):
+    drawn = isinstance(source, Draws)
+    if table_embedding and (published is not None or drawn or gamma is not None or delta is not None):
         raise ValueError("table_embedding takes gamma, delta from runs: not with published parameters, bare draws, "
                          "gamma or delta")
     default = study.StudySettings()
@@ -154,20 +153,19 @@ def sensitivity(source: FitReport | Posterior | Draws | Runs, *, law: str | Law 
     settings = study.StudySettings(budgets=tuple(compute), planned=_pairs(planned), embedding=embedding,
                                    n_bootstrap=default.n_bootstrap if bootstrap is None else bootstrap, seed=seed,
                                    top=top, target=default.target if target is None else target)
-    if published:
-        numbers = study.published_study(law, law.published_params(source), settings)
-        return SensitivityReport(numbers, f"published {source}", None, time.perf_counter() - start)
-    if isinstance(source, Draws):
+    if published is not None:
+        numbers = study.published_study(law, law.published_params(published), settings)
+        return SensitivityReport(numbers, f"published {published}", None, time.perf_counter() - start)
+    if drawn:
         return SensitivityReport(study.draws_study(source, settings), f"{source.kind} draws", None,
                                  time.perf_counter() - start)
-    if isinstance(source, Posterior):
-        settings = _with_table_embedding(settings, source.runs, table_embedding)
-        return SensitivityReport(study.draws_study(source.draws, settings), source.runs.source,
-                                 source.runs.dropped_highest, time.perf_counter() - start)
-    refits = None
-    if isinstance(source, FitReport):
+    if isinstance(source, Fitted) and not isinstance(source, FittedByApproach3):
+        return _draws_of(source, settings, table_embedding, start)
+    refits, checked = None, None
+    if isinstance(source, FittedByApproach3):
         fitted = source.fit
         refits = source.refits if bootstrap is None else None
+        checked = source.identifiability
         settings = _with_table_embedding(settings, fitted.runs, table_embedding)
     else:
         from jaxscale.fitting.approach3 import fit_approach3
@@ -179,10 +177,26 @@ def sensitivity(source: FitReport | Posterior | Draws | Runs, *, law: str | Law 
         fitted = fit_approach3(runs, law=law)
     from jaxscale.determinacy.identifiability import check_determined, identifiability
 
-    check_determined(source.identifiability if isinstance(source, FitReport) and source.identifiability is not None
-                     else identifiability(fitted), "sensitivities")
+    check_determined(checked if checked is not None else identifiability(fitted), "sensitivities")
     return SensitivityReport(study.fit_study(fitted, settings, refits), fitted.runs.source,
                              fitted.runs.dropped_highest, time.perf_counter() - start)
+
+
+def _draws_of(source: Fitted, settings: Any, table_embedding: bool, start: float) -> SensitivityReport:
+    """The study of a fitted law at its draws (a posterior's; no run influence)."""
+    from jaxscale.sensitivities import study
+
+    if source.draws is None:
+        raise ValueError(f"a {type(source).__name__} without draws has no spread to study: fit runs, or give draws")
+    runs = source.runs
+    if runs is None:
+        if table_embedding:
+            raise ValueError("table_embedding takes gamma, delta from runs: this fitted law has none")
+        return SensitivityReport(study.draws_study(source.draws, settings), f"{source.draws.kind} draws", None,
+                                 time.perf_counter() - start)
+    settings = _with_table_embedding(settings, runs, table_embedding)
+    return SensitivityReport(study.draws_study(source.draws, settings), runs.source, runs.dropped_highest,
+                             time.perf_counter() - start)
 
 
 def _with_table_embedding(settings: Any, runs: Any, table_embedding: bool) -> Any:

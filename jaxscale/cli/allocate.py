@@ -41,10 +41,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxscale import allocate
+    from jaxscale import allocate, allocate_data_constrained, laws
 
     o.check_out(args.out)
     changed = {k: v for k, v in (("R_D_star", args.r_star_d), ("R_N_star", args.r_star_n)) if v is not None}
-    result = allocate(args.law, args.compute, args.unique_tokens, published=args.published, params=changed or None)
+    if args.unique_tokens is not None or laws.get(args.law).inputs[2:] == ("U_D",):
+        if args.unique_tokens is None:
+            raise ValueError(f"the {args.law} law needs unique_tokens, the unique tokens available")
+        result = allocate_data_constrained(args.compute, args.unique_tokens, args.law, published=args.published,
+                                           params=changed or None)
+        return o.report(result, args)
+    result = allocate(args.law, args.compute, published=args.published, params=changed or None)
     return o.report(result, args)
 

@@ -56,12 +56,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     o.check_out(args.out)
-    from jaxscale import bayes
+    from jaxscale import bayes, bayes_grouped, loo
 
-    result = bayes(o.deferred_table(args), args.law, chains=args.chains, warmup=args.warmup, samples=args.samples,
-                   seed=args.seed, target_accept=args.target_accept, laplace=args.laplace,
-                   progress=not args.no_progress, gamma_uncertainty=args.gamma_uncertainty,
-                   table_embedding=args.table_embedding, holdout=args.holdout_threshold, holdout_by=args.holdout_by,
-                   group_by=args.group_by, share=args.share, compare_sharing=args.compare_sharing,
-                   compare=args.compare)
+    _check_modes(args)
+    table = o.deferred_table(args)
+    nuts = dict(chains=args.chains, warmup=args.warmup, samples=args.samples, seed=args.seed,
+                target_accept=args.target_accept, progress=not args.no_progress)
+    if args.compare is not None:
+        result = loo(table, args.compare, **nuts)
+    elif args.compare_sharing:
+        result = loo(table, group_by=args.group_by, share=args.share, law=args.law, **nuts)
+    elif args.group_by is not None:
+        result = bayes_grouped(table, args.group_by, args.law, share=args.share, **nuts)
+    else:
+        result = bayes(table, args.law, laplace=args.laplace, gamma_uncertainty=args.gamma_uncertainty,
+                       table_embedding=args.table_embedding, holdout=args.holdout_threshold,
+                       holdout_by=args.holdout_by, **nuts)
     return o.report(result, args)
+
+
+def _check_modes(args: argparse.Namespace) -> None:
+    """The options of one mode (one verb) given with another's, refused before any work."""
+    grouped_only = [name for name, on in (("share", args.share is not None),
+                                          ("compare_sharing", args.compare_sharing)) if on]
+    if grouped_only and args.group_by is None:
+        raise ValueError(f"{grouped_only[0]} needs group_by")
+    posterior_only = [name for name, on in (("laplace", args.laplace), ("holdout", args.holdout_threshold is not None),
+                                            ("table_embedding", args.table_embedding),
+                                            ("gamma_uncertainty", args.gamma_uncertainty)) if on]
+    if args.group_by is not None and (args.compare is not None or posterior_only):
+        raise ValueError("group_by samples one grouped model with NUTS on all runs: not with compare, laplace, "
+                         "holdout, table_embedding or gamma_uncertainty")
+    if args.compare is not None and posterior_only:
+        raise ValueError("compare samples every law with NUTS on all runs: not with laplace, holdout, "
+                         "table_embedding or gamma_uncertainty")
+

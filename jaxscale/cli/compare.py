@@ -53,7 +53,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         names = None if args.recipes is None else [r.strip() for r in args.recipes.split(",")]
     tables = [o.deferred_table(args, path) for path in args.runs]
-    result = compare(*tables, group_by=args.group_by, names=names, compute=args.compute, law=args.law,
-                     bootstrap=args.bootstrap, seed=args.seed, bayes=args.bayes)
+    options = dict(compute=args.compute, law=args.law, bootstrap=args.bootstrap, seed=args.seed, bayes=args.bayes)
+    if args.group_by is not None:
+        result = compare(tables[0], group_by=args.group_by, names=names, **options)
+    else:  # the first table is the baseline; two or more others, each set against it
+        result = compare(tables[0], tables[1] if len(tables) == 2 else tables[1:], names=names, **options)
     return o.report(result, args)
 

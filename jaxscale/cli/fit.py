@@ -37,11 +37,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxscale import fit
+    from jaxscale import fit, frontier
 
     o.check_out(args.out)
-    result = fit(o.deferred_table(args), args.law, method=args.method, bootstrap=args.bootstrap, seed=args.seed,
-                 compute=args.compute, asymmetry=args.asymmetry, likelihood=args.likelihood,
-                 holdout=args.holdout_threshold, holdout_by=args.holdout_by)
+    if args.method != "approach3":
+        _check_frontier_options(args)
+        result = frontier(o.deferred_table(args), int(args.method[-1]), bootstrap=args.bootstrap, seed=args.seed)
+    else:
+        result = fit(o.deferred_table(args), args.law, bootstrap=args.bootstrap, seed=args.seed,
+                     compute=args.compute, asymmetry=args.asymmetry, likelihood=args.likelihood,
+                     holdout=args.holdout_threshold, holdout_by=args.holdout_by)
     return o.report(result, args)
+
+
+def _check_frontier_options(args: argparse.Namespace) -> None:
+    """Approaches 1 and 2 fit no law: refuse the options of Approach 3 (:func:`jaxscale.frontier`)."""
+    extra = [name for name, used in (("compute", args.compute is not None), ("asymmetry", args.asymmetry is not None),
+                                      ("likelihood", args.likelihood),
+                                      ("holdout", args.holdout_threshold is not None)) if used]
+    if extra:
+        raise ValueError(f"{', '.join(extra)} apply to approach3, not {args.method}")
 

@@ -66,14 +66,15 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxscale import hparams
+    from jaxscale import hparams, published_hparams
 
     _check(args)
-    result = hparams(None if args.runs is None else lambda: o.load_columns(args),
-                     published=args.published, n=args.n, tokens=args.tokens, compute=args.compute,
-                     lr_col=args.lr_col, batch_col=args.batch_col, smoothed_col=args.smoothed_col,
-                     sequence_length=args.sequence_length, bootstrap=args.bootstrap, seed=args.seed,
-                     joint=not args.no_joint, posterior=args.posterior, chains=args.chains, warmup=args.warmup,
-                     samples=args.samples, progress=not args.no_progress)
+    if args.published is not None:
+        result = published_hparams(args.published, n=args.n, tokens=args.tokens, compute=args.compute)
+        return o.report(result, args)
+    result = hparams(lambda: o.load_columns(args), lr_col=args.lr_col, batch_col=args.batch_col,
+                     smoothed_col=args.smoothed_col, sequence_length=args.sequence_length, bootstrap=args.bootstrap,
+                     seed=args.seed, joint=not args.no_joint, posterior=args.posterior, chains=args.chains,
+                     warmup=args.warmup, samples=args.samples, progress=not args.no_progress)
     return o.report(result, args)
 

@@ -44,13 +44,13 @@ def run(args: argparse.Namespace) -> int:
     if args.runs is not None and not args.fit_runs:
         raise ValueError("name the runs to fit with --fit-runs")
     o.check_out(args.out)
-    law = None
+    params = None
     if args.runs is not None:
         from jaxscale import curve
 
-        law = curve(args.runs, law="multipower", fit_runs=args.fit_runs, lr_source=args.lr_source,
-                    reading=o.reading(args)).multipower
-    result = schedule(law, published=args.published, steps=args.steps, peak_lr=args.peak_lr,
+        params = curve(args.runs, law="multipower", fit_runs=args.fit_runs, lr_source=args.lr_source,
+                       reading=o.reading(args)).multipower.params
+    result = schedule(params, published=args.published, steps=args.steps, peak_lr=args.peak_lr,
                       warmup_steps=args.warmup_steps, iterations=args.iterations)
     return o.report(result, args)
 

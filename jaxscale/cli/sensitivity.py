@@ -66,9 +66,9 @@ def run(args: argparse.Namespace) -> int:
     if (args.runs is None) == (args.published is None):
         raise ValueError("give a runs table or --published NAME, not both and not neither")
     o.check_out(args.out)
-    source = args.published if args.runs is None else o.deferred_table(args)
-    result = sensitivity(source, law=args.law, compute=args.compute, planned=args.planned, bootstrap=args.bootstrap,
-                         seed=args.seed, gamma=args.gamma, delta=args.delta, table_embedding=args.table_embedding,
-                         target=args.target, top=args.top)
+    runs = None if args.runs is None else o.deferred_table(args)
+    result = sensitivity(runs, published=args.published, law=args.law, compute=args.compute, planned=args.planned,
+                         bootstrap=args.bootstrap, seed=args.seed, gamma=args.gamma, delta=args.delta,
+                         table_embedding=args.table_embedding, target=args.target, top=args.top)
     return o.report(result, args)
 

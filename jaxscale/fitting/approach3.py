@@ -57,9 +57,9 @@ from jaxscale.fitting import objective as _objective
 from jaxscale.fitting.centring import solve_centred
 from jaxscale.fitting.determinable import check_runs
 from jaxscale.fitting.objective import DELTA, FitData, fit_data, huber_fn, huber_terms
+from jaxscale.laws import chinchilla
 from jaxscale.laws.draws import derived_draws
 from jaxscale.laws.law import Law
-from jaxscale.laws.registry import law_by_name
 from jaxscale.tables.table import RunsTable
 from jaxscale.support.compiled_programs import persistent_jit
 from jaxscale.support.memory import check_memory
@@ -246,14 +246,14 @@ def _polished(law: Law, objective: Callable, terms: Callable, sol: lbfgs.Solutio
 def fit_approach3(
     runs: RunsTable,
     *,
-    law: str | Law = "chinchilla",
+    law: Law = chinchilla.LAW,
     grid: ArrayLike | None = None,
     asymmetry: float | None = None,
     delta: float = DELTA,
     options: lbfgs.Options = MULTISTART,
     screen: int | None = SCREEN,
 ) -> FitResult:
-    """Fit ``law`` (a :class:`Law` or its name) to ``runs`` by Huber-loss L-BFGS from every start.
+    """Fit ``law`` (a :class:`Law`) to ``runs`` by Huber-loss L-BFGS from every start.
 
     ``grid`` (k, p) defaults to the law's grid (Epoch's 4500 points for Chinchilla);
     ``asymmetry`` > 1 weighs over-predictions of the loss that many times more (for sweeps
@@ -262,7 +262,6 @@ def fit_approach3(
     Only the ``screen`` starts of lowest objective are minimised (module docstring); ``None``
     minimises every start.
     """
-    law = law_by_name(law)
     if asymmetry is not None and not asymmetry > 0:
         raise ValueError(f"asymmetry must be > 0, got {asymmetry}")
     if not delta > 0:

@@ -37,8 +37,8 @@ from jaxscale.core.numerics import float64
 from jaxscale.fitting.approach3 import fit_approach3
 from jaxscale.fitting.bootstrap import resample_counts
 from jaxscale.fitting.objective import DELTA, fit_data, huber
+from jaxscale.laws import chinchilla
 from jaxscale.laws.law import Law
-from jaxscale.laws.registry import law_by_name
 from jaxscale.tables.table import RunsTable
 
 #: Tolerances of the grouped fit and its refits (one problem per start; tight, as the likelihood
@@ -148,10 +148,9 @@ def grouped_data(runs: RunsTable, law: Law, group: np.ndarray) -> GroupedData:
 
 @float64
 def fit_grouped(runs: RunsTable, group: ArrayLike, labels: Sequence[str], shared: Sequence[str],
-                law: str | Law = "chinchilla", delta: float = DELTA) -> GroupedOptimum:
+                law: Law = chinchilla.LAW, delta: float = DELTA) -> GroupedOptimum:
     """Fit ``law`` to ``runs`` whose row i belongs to group ``group[i]`` (0 .. G - 1, named by
     ``labels``), the coordinates ``shared`` common to every group (module docstring)."""
-    law = law_by_name(law)
     group = np.asarray(group, np.int64)
     layout = Layout(law, len(labels), tuple(name for name in law.vector_names if name in shared))
     unknown = sorted(set(shared) - set(law.vector_names))

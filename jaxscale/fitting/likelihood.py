@@ -25,8 +25,8 @@ from jaxscale.core import lbfgs
 from jaxscale.core.numerics import float64
 from jaxscale.fitting.determinable import check_runs
 from jaxscale.fitting.objective import DELTA, FitData, fit_data, nll_fn, residuals
+from jaxscale.laws import chinchilla
 from jaxscale.laws.law import Law
-from jaxscale.laws.registry import law_by_name
 from jaxscale.tables.table import RunsTable
 
 #: Tolerances of the likelihood fit (one problem per start: tighter than the multistart).
@@ -63,7 +63,7 @@ def _data(law: Law, runs: RunsTable) -> FitData:
 
 @float64
 def fit_likelihood(
-    runs: RunsTable, *, law: str | Law = "chinchilla", starts: ArrayLike | None = None,
+    runs: RunsTable, *, law: Law = chinchilla.LAW, starts: ArrayLike | None = None,
     delta: float = DELTA, options: lbfgs.Options = LIKELIHOOD,
 ) -> LikelihoodFit:
     """Maximise the Huber likelihood over (theta, log sigma).
@@ -72,7 +72,6 @@ def fit_likelihood(
     Besiroglu et al. do, for the Chinchilla law; else the law's grid); each gets the sigma
     start :func:`_sigma_start`; the best of the k converged fits is returned.
     """
-    law = law_by_name(law)
     check_runs(law, runs)
     data = _data(law, runs)
     if starts is None:
@@ -109,7 +108,7 @@ def nll_at(law: Law, vector: ArrayLike, runs: RunsTable, delta: float = DELTA) -
 
 @float64
 def likelihood_ratio_test(runs: RunsTable, reference: NamedTuple, *, fit: LikelihoodFit | None = None,
-                          law: str | Law = "chinchilla", delta: float = DELTA) -> dict[str, float]:
+                          law: Law = chinchilla.LAW, delta: float = DELTA) -> dict[str, float]:
     """Likelihood-ratio test of ``reference`` parameters of ``law`` (e.g. Chinchilla's
     published ones) against the maximum-likelihood fit: statistic, degrees of freedom, p-value
     (chi^2)."""

@@ -51,8 +51,8 @@ from jaxscale.inference.refit import (
     summarize,
 )
 from jaxscale.inference.sample import NutsConfig, posterior_mode
+from jaxscale.laws import chinchilla
 from jaxscale.laws.law import Law, NoisePriors
-from jaxscale.laws.registry import law_by_name
 from jaxscale.tables.table import RunsTable, group_index
 
 #: The name under which :func:`compare_sharing` reports the model that shares nothing.
@@ -135,14 +135,13 @@ def _labelled(values: Mapping[str, np.ndarray], labels: Sequence[str]) -> dict[s
 
 
 @float64
-def sample_grouped(runs: RunsTable, column: str, shared: Sequence[str], law: str | Law = "chinchilla",
+def sample_grouped(runs: RunsTable, column: str, shared: Sequence[str], law: Law = chinchilla.LAW,
                    config: NutsConfig = NutsConfig(), priors: NoisePriors | None = None,
                    warn: bool = True, start: tuple[NamedTuple, np.ndarray] | None = None) -> GroupedFit:
     """NUTS for ``law`` on ``runs`` grouped by ``column``, the coordinates ``shared`` common to
     every group, started from the posterior mode found from ``start`` (default:
     :func:`grouped_start`). Emits :class:`~jaxscale.inference.diagnostics.SamplingWarning` for
     failed checks."""
-    law = law_by_name(law)
     priors = priors or law.priors
     groups, labels = split(runs, column, shared, law)
     inputs = runs.law_inputs(law.inputs)
@@ -182,13 +181,12 @@ def differences(fit: GroupedFit, names: Sequence[str] | None = None) -> dict[str
     return out
 
 
-def compare_sharing(runs: RunsTable, column: str, shared: Sequence[str], law: str | Law = "chinchilla",
+def compare_sharing(runs: RunsTable, column: str, shared: Sequence[str], law: Law = chinchilla.LAW,
                     config: NutsConfig = NutsConfig()) -> Comparison:
     """The model sharing ``shared`` against the model sharing nothing, ranked by PSIS-LOO."""
     if not shared:
         raise ValueError("comparing sharing needs at least one shared coordinate")
     check_pointwise(config, len(runs))
-    law = law_by_name(law)
     groups, _ = split(runs, column, shared, law)
     start = grouped_start(law, runs, groups)
     return rank_by_loo({f"share {','.join(shared)}": sample_grouped(runs, column, shared, law, config, start=start),

@@ -24,7 +24,6 @@ import pandas as pd
 from jaxscale.inference.refit import check_pointwise, sample_posterior
 from jaxscale.inference.sample import NutsConfig
 from jaxscale.laws.law import Law
-from jaxscale.laws.registry import law_by_name
 from jaxscale.tables.table import RunsTable
 
 #: Above this Pareto shape the PSIS estimate of a run's elpd is unreliable (Vehtari et al. 2024).
@@ -40,9 +39,9 @@ class Comparison:
     pareto_k: dict[str, np.ndarray]
 
 
-def compare_laws(runs: RunsTable, laws: Sequence[str | Law], config: NutsConfig = NutsConfig()) -> Comparison:
+def compare_laws(runs: RunsTable, laws: Sequence[Law], config: NutsConfig = NutsConfig()) -> Comparison:
     """NUTS for every law on ``runs``, then PSIS-LOO and the ranking."""
-    chosen = [law_by_name(law) for law in laws]
+    chosen = list(laws)
     if len({law.name for law in chosen}) < 2:
         raise ValueError(f"--compare needs at least two different laws; got {[law.name for law in chosen]}")
     check_pointwise(config, len(runs))

@@ -23,7 +23,7 @@ import numpy as np
 
 from jaxscale.core.intervals import interval
 from jaxscale.core.numerics import float64
-from jaxscale.fitting.approach3 import fit_approach3
+from jaxscale.fitting.approach3 import FitResult, fit_approach3
 from jaxscale.fitting.holdout import (
     calibration,
     extrapolation_distance,
@@ -31,9 +31,9 @@ from jaxscale.fitting.holdout import (
 )
 from jaxscale.inference import diagnostics, law_model
 from jaxscale.inference.sample import NutsConfig, laplace_draws, run_nuts
+from jaxscale.laws import chinchilla
 from jaxscale.laws.draws import Draws, derived_draws
 from jaxscale.laws.law import Law, NoisePriors
-from jaxscale.laws.registry import law_by_name
 from jaxscale.optimum.allocation import loss_draws
 from jaxscale.reconciliation import per_draw as derived
 from jaxscale.tables.table import RunsTable
@@ -77,15 +77,20 @@ class BayesFit:
 MIN_START_EXPONENT = 1e-3
 
 
-def approach3_start(law: Law, runs: RunsTable) -> tuple[NamedTuple, float]:
-    """The Approach-3 optimum as law parameters (exponents at least :data:`MIN_START_EXPONENT`),
-    and a robust scale of its log residuals (1.4826 x median absolute residual) as the starting
-    sigma."""
-    fit = fit_approach3(runs, law=law)
+def start_at(fit: FitResult) -> tuple[NamedTuple, float]:
+    """An Approach-3 ``fit`` as the sampler's start: its parameters (exponents at least
+    :data:`MIN_START_EXPONENT`) and a robust scale of its log residuals (1.4826 x median absolute
+    residual) as sigma. A fit that did not settle is refused before any sampling."""
     fit.check_settled("start the chains from")
+    runs, law = fit.runs, fit.law
     r = np.log(runs.loss) - np.log(fit.predict(*runs.law_inputs(law.inputs)))
     start = fit.params._replace(**{k: max(getattr(fit.params, k), MIN_START_EXPONENT) for k in law.exponent_names})
     return start, float(max(1.4826 * np.median(np.abs(r - np.median(r))), 1e-4))
+
+
+def approach3_start(law: Law, runs: RunsTable) -> tuple[NamedTuple, float]:
+    """The Approach-3 optimum of ``runs`` under ``law`` as the sampler's start (:func:`start_at`)."""
+    return start_at(fit_approach3(runs, law=law))
 
 
 def parameter_draws(law: Law, draws: Mapping[str, np.ndarray],
@@ -112,8 +117,7 @@ class _Problem(NamedTuple):
     init: dict[str, float]  # values of the model's sample sites at the start
 
 
-def _problem(runs: RunsTable, law: str | Law, priors: NoisePriors | None, start: Start | None) -> _Problem:
-    law = law_by_name(law)
+def _problem(runs: RunsTable, law: Law, priors: NoisePriors | None, start: Start | None) -> _Problem:
     priors = priors or law.priors
     params, sigma = start or approach3_start(law, runs)
     inputs = runs.law_inputs(law.inputs)
@@ -166,7 +170,7 @@ def nuts_idata(model: Any, data: tuple, init: Mapping[str, Any], config: NutsCon
 
 
 @float64
-def sample_posterior(runs: RunsTable, law: str | Law = "chinchilla", config: NutsConfig = NutsConfig(),
+def sample_posterior(runs: RunsTable, law: Law = chinchilla.LAW, config: NutsConfig = NutsConfig(),
                      priors: NoisePriors | None = None, warn: bool = True, start: Start | None = None) -> BayesFit:
     """NUTS refit of ``runs`` under ``law``, started from ``start`` (default: the Approach-3
     optimum of ``runs``, :func:`approach3_start`). Emits
@@ -182,7 +186,7 @@ def sample_posterior(runs: RunsTable, law: str | Law = "chinchilla", config: Nut
 
 
 @float64
-def approximate_posterior(runs: RunsTable, law: str | Law = "chinchilla", draws: int = 4000, seed: int = 0,
+def approximate_posterior(runs: RunsTable, law: Law = chinchilla.LAW, draws: int = 4000, seed: int = 0,
                           priors: NoisePriors | None = None, start: Start | None = None) -> BayesFit:
     """Laplace-approximation refit of ``runs`` (the fast path); the mode search starts from
     ``start`` (default: the Approach-3 optimum of ``runs``)."""

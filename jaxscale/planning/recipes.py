@@ -41,8 +41,8 @@ from jaxscale.core.validation import check_positive
 from jaxscale.fitting.grouped import GroupedOptimum, fit_grouped, grouped_bootstrap
 from jaxscale.inference.grouped import NOTHING_SHARED, compare_sharing
 from jaxscale.inference.sample import NutsConfig
+from jaxscale.laws import chinchilla
 from jaxscale.laws.law import Law
-from jaxscale.laws.registry import law_by_name
 from jaxscale.optimum.allocation import check_nd
 from jaxscale.planning.target_intervals import Interval, percentile_interval
 from jaxscale.planning.multiplier import multipliers, per_decade
@@ -169,7 +169,7 @@ def default_budgets(runs: RunsTable, budget: float) -> np.ndarray:
     return np.unique(np.append(10.0 ** np.arange(np.floor(lo * 4) / 4, hi + 1e-9, 0.25), budget))
 
 
-def compare_recipes(runs: RunsTable, column: str, budget: float, *, law: str | Law = "chinchilla",
+def compare_recipes(runs: RunsTable, column: str, budget: float, *, law: Law = chinchilla.LAW,
                     recipes: Sequence[str] | None = None, shared: Sequence[str] | None = None,
                     budgets: ArrayLike | None = None, resamples: int = RESAMPLES, seed: int = 0,
                     bayes: NutsConfig | None = None) -> RecipeComparison:
@@ -179,7 +179,7 @@ def compare_recipes(runs: RunsTable, column: str, budget: float, *, law: str | L
         runs: runs of every recipe, each row's recipe in ``column``.
         column: the column naming each run's recipe.
         budget: the target compute C (FLOP) of the recipes compared.
-        law: a law of N and D, by object or name.
+        law: a law of N and D.
         recipes: which recipes, the baseline first (default: every one, in sorted order).
         shared: the coordinates shared (default: the law's exponents).
         budgets: where k is given besides the target (default :func:`default_budgets`).
@@ -190,7 +190,6 @@ def compare_recipes(runs: RunsTable, column: str, budget: float, *, law: str | L
     Returns:
         The :class:`RecipeComparison`.
     """
-    law = law_by_name(law)
     check_nd(law)
     check_positive("budget", budget)
     if resamples < 2:

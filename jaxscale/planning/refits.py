@@ -37,8 +37,8 @@ from jaxscale.fitting.approach3 import MULTISTART, FitResult, fit_approach3, scr
 from jaxscale.fitting.bootstrap import BootstrapResult, bootstrap, resample_counts
 from jaxscale.fitting.centring import solve_centred
 from jaxscale.fitting.objective import FitData, fit_data, huber_fn
+from jaxscale.laws import chinchilla
 from jaxscale.laws.law import Law
-from jaxscale.laws.registry import law_by_name
 from jaxscale.tables.table import RunsTable
 
 #: Starts of a refit: the previous optimum and the 7 lowest points of the law's grid.
@@ -59,9 +59,8 @@ class Pool:
         return self.data._replace(weights=np.asarray(chosen, np.float64))
 
 
-def pool_of(runs: RunsTable, law: str | Law = "chinchilla") -> Pool:
-    """The pool of ``runs`` for ``law`` (a :class:`Law` or its name)."""
-    law = law_by_name(law)
+def pool_of(runs: RunsTable, law: Law = chinchilla.LAW) -> Pool:
+    """The pool of ``runs`` for ``law`` (a :class:`Law`)."""
     return Pool(law, runs, fit_data(runs.law_inputs(law.inputs), runs.loss))
 
 

@@ -209,11 +209,10 @@ def grid_table(rows: list[dict]) -> RunsTable:
                        np.clip([r["error"] for r in rows], 1e-6, None))
 
 
-def fit_error_law(rows: list[dict], law: Law | str = "kaplan") -> FitResult:
-    """Approach-3 fit of err(d, T) to the grid rows."""
+def fit_error_law(rows: list[dict], law: Law) -> FitResult:
+    """Approach-3 fit of the error law ``law`` (:func:`error_law_by_name`), err(d, T), to the grid rows."""
     from jaxscale.fitting.approach3 import fit_approach3
 
-    law = error_law_by_name(law) if isinstance(law, str) else law
     return fit_approach3(grid_table(rows), law=law)
 
 

@@ -67,10 +67,12 @@ def _cli_json(argv: list[str]) -> dict:
 
 
 def test_the_verbs_import_from_the_package():
-    from jaxscale import allocate, bayes, fit, laws, load_runs, reconcile, sensitivity
-    from jaxscale import compare, design, hparams, model_params, schedule
+    from jaxscale import allocate, allocate_data_constrained, bayes, bayes_grouped, fit, frontier, laws, load_runs
+    from jaxscale import compare, design, hparams, loo, model_params, published_hparams, reconcile, schedule
+    from jaxscale import sensitivity
 
-    verbs = (allocate, bayes, compare, design, fit, hparams, load_runs, model_params, reconcile, schedule, sensitivity)
+    verbs = (allocate, allocate_data_constrained, bayes, bayes_grouped, compare, design, fit, frontier, hparams,
+             load_runs, loo, model_params, published_hparams, reconcile, schedule, sensitivity)
     assert all(callable(verb) for verb in verbs)
     assert "chinchilla" in laws.names() and laws.get("kaplan").name == "kaplan"
     assert isinstance(laws.get("chinchilla"), js.Law) and laws.Law is js.Law
@@ -101,7 +103,7 @@ def test_every_public_result_is_a_result():
 
 
 def test_hparams_to_dict_is_the_cli_json():
-    result = js.hparams(published="deepseek", compute=1e24)
+    result = js.published_hparams("deepseek", compute=1e24)
     assert isinstance(result, js.PublishedHparams)
     assert result.to_dict() == _cli_json(["hparams", "--published", "deepseek", "--compute", "1e24"])
     row = result.summary().set_index("quantity").loc["learning_rate"]
@@ -167,14 +169,14 @@ def test_frontier_fit_to_dict_is_the_cli_json(tmp_path):
             rows += [(n, c, float(ch.loss_at_compute(n, c, ch.EPOCH))) for n in np.geomspace(best / 6, best * 6, 9)]
     path = tmp_path / "isoflop.csv"
     pd.DataFrame(rows, columns=["params", "flops", "loss"]).to_csv(path, index=False)
-    result = js.fit(str(path), method="approach2", bootstrap=20)
+    result = js.frontier(str(path), 2, bootstrap=20)
     assert isinstance(result, js.FrontierReport)
     assert _timeless(result.to_dict()) == _timeless(_cli_json(["fit", str(path), "--method", "approach2",
                                                                 "--bootstrap", "20"]))
     a = result.summary().set_index("quantity").loc["a"]
     assert a["lower"] < a["estimate"] < a["upper"]
-    with pytest.raises(ValueError, match="likelihood apply to approach3"):
-        js.fit(str(path), method="approach2", likelihood=True)
+    with pytest.raises(ValueError, match="approach must be 1 or 2, got 3"):
+        js.frontier(str(path), 3)
 
 
 @pytest.mark.slow
@@ -189,7 +191,7 @@ def test_bayes_to_dict_is_the_cli_json(csv):
 
 @pytest.mark.slow
 def test_sensitivity_to_dict_is_the_cli_json(csv):
-    published = js.sensitivity("epoch", compute=[1e22, 1e24])
+    published = js.sensitivity(published="epoch", compute=[1e22, 1e24])
     assert _timeless(published.to_dict()) == _timeless(_cli_json(["sensitivity", "--published", "epoch",
                                                                    "--compute", "1e22", "1e24"]))
     fitted = js.sensitivity(js.load_runs(csv), bootstrap=8, top=2)

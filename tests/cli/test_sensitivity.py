@@ -23,8 +23,8 @@ def run_cli(capsys, *argv):
 @pytest.mark.parametrize("options, message", [
     ([], "give a runs table or --published NAME"),
     (["RUNS", "--published", "epoch"], "give a runs table or --published NAME"),
-    (["--published", "epoch", "--law", "kaplan"], "neither a runs file nor a published parameter set of the kaplan"),
-    (["--published", "gpt4"], "(it has published sets ['chinchilla', 'epoch'])"),
+    (["--published", "epoch", "--law", "kaplan"], "no published parameter set 'epoch' for the kaplan law"),
+    (["--published", "gpt4"], "for the chinchilla law; choose one of ['chinchilla', 'epoch']"),
     (["RUNS", "--bootstrap", "1"], "argument --bootstrap: must be 0 (none) or >= 2"),
     (["RUNS", "--top", "0"], "argument --top: must be an integer >= 1"),
     (["RUNS", "--law", "kaplan-steps"], "law of N and D"),

@@ -70,7 +70,7 @@ def test_kaplan_split_matches_closed_form(params):
 
 @pytest.mark.parametrize(("law", "true"), [("chinchilla", CHINCHILLA_TRUE), ("kaplan", KAPLAN_TRUE)])
 def test_fit_recovers_a_known_error_law(law, true):
-    fit = fit_error_law(known_grid(law, true), law)
+    fit = fit_error_law(known_grid(law, true), error_law_by_name(law))
     assert type(fit.params) is type(true)
     for name, value in true._asdict().items():
         assert getattr(fit.params, name) == pytest.approx(value, rel=2e-3), name
