@@ -71,26 +71,36 @@ if TYPE_CHECKING:
     from jaxscale._api.allocate import Allocation as Allocation
     from jaxscale._api.allocate import DataConstrainedAllocation as DataConstrainedAllocation
     from jaxscale._api.allocate import allocate as allocate
+    from jaxscale._api.allocate import allocate_data_constrained as allocate_data_constrained
     from jaxscale._api.bayes import GroupedPosterior as GroupedPosterior
     from jaxscale._api.bayes import LooComparison as LooComparison
     from jaxscale._api.bayes import Posterior as Posterior
     from jaxscale._api.bayes import bayes as bayes
+    from jaxscale._api.bayes import bayes_grouped as bayes_grouped
+    from jaxscale._api.bayes import loo as loo
     from jaxscale._api.compare import CompareReport as CompareReport
     from jaxscale._api.compare import compare as compare
+    from jaxscale._api.curve import CurveReport as CurveReport
+    from jaxscale._api.curve import curve as curve
     from jaxscale._api.design import DesignReport as DesignReport
     from jaxscale._api.design import design as design
     from jaxscale._api.fit import FitReport as FitReport
     from jaxscale._api.fit import FrontierReport as FrontierReport
     from jaxscale._api.fit import fit as fit
+    from jaxscale._api.fit import frontier as frontier
+    from jaxscale._api.fitted import Fitted as Fitted
     from jaxscale._api.hparams import HparamsReport as HparamsReport
     from jaxscale._api.hparams import PublishedHparams as PublishedHparams
     from jaxscale._api.hparams import hparams as hparams
+    from jaxscale._api.hparams import published_hparams as published_hparams
     from jaxscale._api.params import ModelParams as ModelParams
     from jaxscale._api.params import model_params as model_params
     from jaxscale._api.reconcile import ReconcileReport as ReconcileReport
     from jaxscale._api.reconcile import reconcile as reconcile
     from jaxscale._api.runs import Runs as Runs
     from jaxscale._api.runs import load_runs as load_runs
+    from jaxscale._api.runs_report import RunsReport as RunsReport
+    from jaxscale._api.runs_report import runs as runs
     from jaxscale._api.schedule import ScheduleReport as ScheduleReport
     from jaxscale._api.schedule import schedule as schedule
     from jaxscale._api.sensitivity import SensitivityReport as SensitivityReport

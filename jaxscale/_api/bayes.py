@@ -306,7 +306,7 @@ def bayes_grouped(runs: Runs, group_by: str, law: str | Law = "chinchilla", *, s
     posterior of the differences between datasets (:mod:`jaxscale.inference.grouped`).
 
     Args:
-        runs: a :class:`~jaxscale.runs.table.RunsTable`, a CSV path or a DataFrame.
+        runs: a :class:`~jaxscale.tables.table.RunsTable`, a CSV path or a DataFrame.
         group_by: the column naming each run's dataset.
         law: any name of :func:`jaxscale.laws.names` or a :class:`~jaxscale.laws.Law`.
         share: the shared coordinates of the law's vector, e.g. ``("alpha", "beta")`` or
@@ -337,7 +337,7 @@ def loo(runs: Runs, laws: str | Sequence[str] | None = None, *, group_by: str | 
     sharing the ``share`` coordinates against the same law sharing nothing.
 
     Args:
-        runs: a :class:`~jaxscale.runs.table.RunsTable`, a CSV path or a DataFrame.
+        runs: a :class:`~jaxscale.tables.table.RunsTable`, a CSV path or a DataFrame.
         laws: the laws to rank, e.g. ``("chinchilla", "kaplan")`` or ``"chinchilla,kaplan"``.
         group_by: instead of ``laws``, the column naming each run's dataset.
         share: with ``group_by``, the shared coordinates (default: the law's exponents).

@@ -256,7 +256,7 @@ def frontier(runs: Runs, approach: int = 2, *, bootstrap: int = 0, seed: int = 0
     D*(C) = k_D C^b through it, by Hoffmann et al.'s (2022) Approach 1 or 2 (no law fitted).
 
     Args:
-        runs: a :class:`~jaxscale.runs.table.RunsTable` (:func:`jaxscale.load_runs`), a CSV path
+        runs: a :class:`~jaxscale.tables.table.RunsTable` (:func:`jaxscale.load_runs`), a CSV path
             or a DataFrame: training curves (Approach 1: every checkpoint of runs of several
             sizes) or isoFLOP profiles (Approach 2: runs of several sizes at each of a few budgets).
         approach: ``1`` (the lowest loss at each compute along the training curves) or ``2``

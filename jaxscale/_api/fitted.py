@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from jaxscale.fitting.bootstrap import BootstrapResult
     from jaxscale.laws.draws import Draws
     from jaxscale.laws.law import Law
-    from jaxscale.runs.table import RunsTable
+    from jaxscale.tables.table import RunsTable
 
 
 @runtime_checkable

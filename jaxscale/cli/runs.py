@@ -1,5 +1,5 @@
 """``jaxscale runs``: what a source of runs holds, one line per run, and the tidy runs table
-(:func:`jaxscale.runs`)."""
+(:func:`jaxscale.tables`)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxscale import runs
+    from jaxscale import tables
 
     o.check_out(args.out)
     result = runs(args.source, kind=args.source_kind, metric=args.metric, config=args.config,

@@ -4,8 +4,7 @@ Not a test, and not run by the suite: mypy reads it as an IDE would, to check th
 ``jaxscale.__all__`` resolves, and that results' attributes and methods are what a notebook reads
 (the test fails when a public name has no use here). It is a real script, written the way a user
 would write it: a tiny table of runs, each verb called with plausible arguments, results narrowed
-with ``isinstance`` where a verb returns one of several results. It runs, in a minute or two on a
-CPU: ``PYTHONPATH=. python tests/api/typed_user_script.py``.
+each with the one result type it returns. It runs, in a minute or two on a CPU: ``PYTHONPATH=. python tests/api/typed_user_script.py``.
 """
 
 from __future__ import annotations
@@ -27,11 +26,9 @@ def tiny_runs(seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame({"N": n, "D": d, "loss": loss * noise})
 
 
-def describe(result: js.FitReport | js.FrontierReport) -> str:
-    """What a fit found: the law's parameters, or the frontier's power laws."""
-    if isinstance(result, js.FrontierReport):
-        return str(result.frontier)
-    return f"{result.law.name}: {result.params} ({result.seconds:.1f} s)"
+def describe(result: js.Fitted) -> str:
+    """What a fitted law found: its name and parameters."""
+    return f"{result.law.name}: {result.params}"
 
 
 def main() -> None:
@@ -41,29 +38,32 @@ def main() -> None:
     print(len(table), "runs; columns:", table.columns)
 
     law: js.Law = js.laws.get("chinchilla")
-    fitted = js.fit(table, law, bootstrap=20)
-    print(describe(fitted))
-    assert isinstance(fitted, js.FitReport)
+    fitted: js.FitReport = js.fit(table, law, bootstrap=20)
+    print(describe(fitted), f"({fitted.seconds:.1f} s)")
+    frontier: js.FrontierReport = js.frontier(table, approach=2)
+    print(frontier.frontier)
     draws: js.Draws | None = fitted.draws
     if draws is not None:
         print("bootstrap median:", draws.median(), "of", draws.n_valid, "refits")
     print(fitted.summary(), fitted.to_dict()["law"], sorted(fitted.plot()))
 
-    posterior = js.bayes(table, law, laplace=True)
-    if isinstance(posterior, (js.GroupedPosterior, js.LooComparison)):
-        raise SystemExit("a single law on ungrouped runs gives one posterior")
-    single: js.Posterior = posterior
-    print(single.law.name, single.draws.interval_method, single.summary())
+    single: js.Posterior = js.bayes(table, law, laplace=True)
+    print(describe(single), single.draws.interval_method, single.summary())
+    grouped_runs = pd.concat([tiny_runs(seed=2).assign(data="a"), tiny_runs(seed=3).assign(data="b")])
+    grouped: js.GroupedPosterior = js.bayes_grouped(grouped_runs, "data", law, chains=1, warmup=50, samples=50,
+                                                    progress=False)
+    print(grouped.summary())
+    ranked: js.LooComparison = js.loo(table, ["chinchilla", "kaplan-irreducible"], chains=1, warmup=50, samples=50,
+                                      progress=False)
+    print(ranked.summary())
 
     study: js.SensitivityReport = js.sensitivity(fitted, compute=[1e24])
     print(study.summary().head(), study.source)
 
-    allocation = js.allocate(single, compute=[1e22, 1e24])
-    if isinstance(allocation, js.DataConstrainedAllocation):
-        print(allocation.best)
-    else:
-        plain: js.Allocation = allocation
-        print(plain.table["C"], plain.summary())
+    plain: js.Allocation = js.allocate(single, compute=[1e22, 1e24])
+    print(plain.table["C"], plain.summary())
+    repeated: js.DataConstrainedAllocation = js.allocate_data_constrained(9.26e21, 25e9)
+    print(repeated.best)
 
     reconciled: js.ReconcileReport = js.reconcile(published="epoch")
     print(reconciled.summary())
@@ -75,12 +75,12 @@ def main() -> None:
     multiplier: js.CompareReport = js.compare(runs, other, names=["baseline", "new"], compute=1e22, bootstrap=20)
     print(multiplier.summary())
 
-    published = js.hparams(published="deepseek", compute=1e24)
-    if isinstance(published, js.HparamsReport):
-        print(published.agreement())
-    else:
-        optimum: js.PublishedHparams = published
-        print(f"eta* = {optimum.lr:.2e}, B* = {optimum.batch:.3g} ({optimum.citation})")
+    optimum: js.PublishedHparams = js.published_hparams("deepseek", compute=1e24)
+    print(f"eta* = {optimum.lr:.2e}, B* = {optimum.batch:.3g} ({optimum.citation})")
+    grid = pd.DataFrame({"N": 1e8, "D": 2e9, "lr": np.repeat([1e-4, 3e-4, 1e-3, 3e-3], 3),
+                         "batch_size": np.tile([64.0, 128.0, 256.0], 4), "loss": 3.0})
+    tuned: js.HparamsReport = js.hparams(grid, bootstrap=20, joint=False)
+    print(tuned.summary())
 
     best: js.ScheduleReport = js.schedule(published="luo-25m", steps=600, peak_lr=3e-4, warmup_steps=60,
                                           iterations=50)
@@ -89,6 +89,13 @@ def main() -> None:
     counts: js.ModelParams = js.model_params({"d_model": 64, "n_layer": 2, "n_head": 2, "vocab_size": 100,
                                               "n_ctx": 32})
     print(counts.counts["n_total"], counts.to_dict()["config"])
+
+    curves = pd.DataFrame({"run_id": np.repeat(["const", "cos"], 50), "step": np.tile(np.arange(1, 51) * 100, 2),
+                           "N": 1e7, "tokens": np.tile(np.arange(1, 51) * 1e5, 2), "loss": 3.0})
+    learned: js.CurveReport = js.curve(curves, law="multipower", fit_runs=["const"])
+    print(learned.summary())
+    held: js.RunsReport = js.runs(curves)
+    print(held.summary())
 
     with tempfile.TemporaryDirectory() as directory:
         print("wrote", len(fitted.save(directory)), "files")
