@@ -100,7 +100,8 @@ class Result:
 
     def save(self, directory: str | Path) -> list[str]:
         """Write :meth:`plot`'s figures and the result's data files into ``directory``, then its
-        ``manifest.json`` (each file's size and SHA-256); their paths, the manifest's last.
+        ``manifest.json`` (each file's size and SHA-256, the record that the output is whole);
+        the paths of the figures and data files.
 
         Each file is complete or absent, whenever the process stops, and one process at a time
         writes a directory (:mod:`jaxscale.support.atomic`: another one's writing is refused in
@@ -110,7 +111,7 @@ class Result:
         directory = Path(directory)
         with OutputLock(directory):
             paths = [*self.plot().save(directory), *self._data_files(directory)]
-            paths.append(write_manifest(directory, paths))
+            write_manifest(directory, paths)
         return [str(p) for p in paths]
 
     def _data_files(self, directory: Path) -> list[Path]:

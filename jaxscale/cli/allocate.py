@@ -18,13 +18,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "and beside it Chinchilla's allocation with unlimited data (same A, B, E, alpha, beta) and the loss "
         "that Chinchilla's run would reach on the U_D tokens.",
         "jaxscale allocate --compute 1e22 1e24 --unique-tokens 1e11 --out allocation\n"
-        "jaxscale allocate --law chinchilla --published epoch --compute 1e24",
+        "jaxscale allocate --law chinchilla --published epoch --compute 1e24\n"
+        "jaxscale allocate runs.csv --drop-highest 5 --compute 1e24",
     )
+    o.add_table(p, required=False)
     p.add_argument("--compute", type=o.positive, nargs="+", required=True, metavar="C", help="budgets in FLOP")
     p.add_argument("--unique-tokens", type=o.positive, default=None, metavar="U_D",
                    help="unique tokens available (repeated as many epochs as the optimum wants); the "
                    "data-constrained law needs it")
-    o.add_law(p, default="data-constrained", what="the law")
+    p.add_argument("--law", default=None, metavar="NAME",
+                   help=f"the law: {o.LAW_HELP} (default: data-constrained at a published set; chinchilla fitted to RUNS)")
     o.add_published(p, "for data-constrained, muennighoff (Muennighoff et al.'s C4 refit, alpha = beta = 0.353, "
                        "with which R*_D, R*_N were fitted) or chinchilla / epoch (Hoffmann et al.'s / Besiroglu et "
                        "al.'s A, B, E, alpha, beta: a what-if, R* were not fitted with them); for chinchilla, epoch "
@@ -41,16 +44,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxscale import allocate, allocate_data_constrained, laws
+    from jaxscale import allocate, allocate_data_constrained, fit, laws
 
-    o.check_out(args.out)
     changed = {k: v for k, v in (("R_D_star", args.r_star_d), ("R_N_star", args.r_star_n)) if v is not None}
-    if args.unique_tokens is not None or laws.get(args.law).inputs[2:] == ("U_D",):
+    if args.runs is not None:  # the law fitted to the runs (js.fit), then allocated with its bands
+        given = [name for name, on in (("--published", args.published is not None), ("--r-star-d", args.r_star_d),
+                                       ("--r-star-n", args.r_star_n), ("--unique-tokens", args.unique_tokens))
+                 if on is not None and on is not False]
+        if given:
+            raise ValueError(f"{', '.join(given)} set a published law's parameters; with RUNS the law is fitted to them")
+        o.check_out(args.out)
+        fitted = fit(o.deferred_table(args), args.law or "chinchilla")
+        return o.report(allocate(fitted, args.compute), args)
+    o.check_out(args.out)
+    law = args.law or "data-constrained"
+    if args.unique_tokens is not None or laws.get(law).inputs[2:] == ("U_D",):
         if args.unique_tokens is None:
-            raise ValueError(f"the {args.law} law needs unique_tokens, the unique tokens available")
-        result = allocate_data_constrained(args.compute, args.unique_tokens, args.law, published=args.published,
+            raise ValueError(f"the {law} law needs unique_tokens, the unique tokens available")
+        result = allocate_data_constrained(args.compute, args.unique_tokens, law, published=args.published,
                                            params=changed or None)
         return o.report(result, args)
-    result = allocate(args.law, args.compute, published=args.published, params=changed or None)
-    return o.report(result, args)
-
+    return o.report(allocate(law, args.compute, published=args.published, params=changed or None), args)

@@ -25,7 +25,7 @@ def test_every_help_ends_with_an_example(capsys, argv):
     assert all(line.startswith("  jaxscale ") for line in example[1].splitlines())
 
 
-@pytest.mark.parametrize("command", ["fit", "bayes", "sensitivity", "reconcile", "curve"])
+@pytest.mark.parametrize("command", ["fit", "bayes", "sensitivity", "reconcile", "curve", "allocate"])
 def test_the_runs_are_the_positional_argument_and_files_go_to_out(capsys, command):
     text = _help(capsys, command)
     assert "RUNS" in text and "--out DIR" in text and "--where COL=VALUE" in text and "--source KIND" in text
@@ -57,3 +57,21 @@ def test_an_error_names_the_option_the_user_typed(capsys, argv, option, tmp_path
     assert main([str(table) if a == "EPOCH" else a for a in argv]) == 2
     err = capsys.readouterr().err
     assert option in err and "min_cost" not in err and "drop_highest" not in err
+
+
+def test_allocate_takes_runs_as_every_command_does(tmp_path, capsys):
+    """`jaxscale allocate RUNS --compute 1e22` was refused ("unrecognized arguments"): it fits the
+    runs' law (js.fit) and allocates it (js.allocate), as the Python verbs do together."""
+    import json
+
+    import jaxscale as js
+
+    table = tmp_path / "runs.csv"
+    table.write_text("N,D,loss\n" + "".join(f"{n:g},{n * r:g},{1.8 + 480 / n ** 0.34 + 2000 / (n * r) ** 0.37}\n"
+                                               for n in (1e7, 3e7, 1e8, 3e8, 1e9) for r in (5, 20, 80)))
+    assert main(["allocate", str(table), "--compute", "1e22", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    expected = js.allocate(js.fit(str(table)), 1e22).to_dict()
+    assert printed["N"] == pytest.approx(expected["N"], rel=1e-9) and printed["D"] == pytest.approx(expected["D"], rel=1e-9)
+    assert main(["allocate", str(table), "--compute", "1e22", "--published", "epoch"]) == 2
+    assert "with RUNS the law is fitted to them" in capsys.readouterr().err

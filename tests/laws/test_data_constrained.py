@@ -224,9 +224,9 @@ def test_allocate_any_law_at_a_published_set():
     (["--compute", "1e22", "--unique-tokens", "1e9", "--r-star-d", "nan"], "argument --r-star-d: must be a finite"),
     (["--compute", "1e22", "--unique-tokens", "1e9", "--out", "FILE"], "exists and is not a directory"),
     (["--compute", "1e22", "--unique-tokens", "lots"], "argument --unique-tokens: invalid number: 'lots'"),
-    (["--compute", "1e22"], "the data-constrained law needs unique_tokens"),
+    (["--compute", "1e22"], "the data-constrained law needs --unique-tokens"),
     (["--compute", "1e22", "--unique-tokens", "1e9", "--published", "gpt4"], "no published parameter set 'gpt4'"),
-    (["--compute", "1e22", "--unique-tokens", "1e9", "--law", "chinchilla"], "unique_tokens applies to a law of (N, D"),
+    (["--compute", "1e22", "--unique-tokens", "1e9", "--law", "chinchilla"], "--unique-tokens applies to a law of (N, D"),
 ])
 def test_allocate_rejects_bad_input(argv, message, tmp_path):
     (tmp_path / "file").write_text("x")
