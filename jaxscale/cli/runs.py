@@ -34,9 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxscale import tables
+    from jaxscale import runs
 
     o.check_out(args.out)
     result = runs(args.source, kind=args.source_kind, metric=args.metric, config=args.config,
-                          loss_policy=args.loss_policy)
+                  loss_policy=args.loss_policy)
     return o.report(result, args)

@@ -69,7 +69,7 @@ def test_curve_multipower_and_its_refusals(curves_csv):
         js.curve(table, fit_runs=["11760_constant"], predict=["11760_wsd"], reading={"n": "N"})
 
 
-def test_inspect_runs_is_the_cli_and_saves_the_tidy_table(tmp_path):
+def test_runs_is_the_cli_and_saves_the_tidy_table(tmp_path):
     rows = [{"run_id": f"r{n}", "step": s, "n_total": n * 1e6, "tokens": s * 1e6, "loss": 2 + 1 / n + 1 / s}
             for n in (1, 2, 4) for s in (1, 2, 3, 4)]
     path = tmp_path / "runs.csv"
