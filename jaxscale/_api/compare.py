@@ -17,6 +17,7 @@ from jaxscale._api.runs import Runs, as_runs
 from jaxscale.laws.law import Law
 from jaxscale.planning.target_intervals import Interval
 from jaxscale.planning.recipes import Multiplier, RecipeComparison
+from jaxscale.support.significant import format_or_undefined as undefined_or
 
 
 def _bounds(interval: Interval | None) -> dict[str, float]:
@@ -94,17 +95,25 @@ class CompareReport(Result):
                  f"runs per recipe {numbers['runs_per_recipe']}"]
         for label, m in numbers["multipliers"].items():
             post = f"; posterior {_range(m['posterior95'])}" if m["posterior95"] else ""
-            lines += [f"  k({numbers['compute']:.3g}) of {label}: {m['k']:.4g} "
+            lines += [f"  k({numbers['compute']:.3g}) of {label}: {undefined_or(m['k'], '.4g')} "
                       f"(95% bootstrap {_range(m['bootstrap95'])}{post})",
-                      f"    over the decade around it: x{m['per_decade']:.4g} ({_range(m['per_decade_bootstrap95'])})"]
+                      f"    over the decade around it: {_times(m['per_decade'])} "
+                      f"({_range(m['per_decade_bootstrap95'])})"]
         if "sharing" in numbers:
             s = numbers["sharing"]
             verdict = "fit" if s["shared_fits"] else "do not fit"
             lines.append(f"  PSIS-LOO: sharing the exponents, elpd {s['elpd_diff']:+.2f} +- {s['se']:.2f} against "
                          f"sharing none: the shared exponents {verdict} (rule: within {s['rule_se']:g} SE)")
-            lines += [f"  without sharing, k of {label}: {m['k']:.4g} (95% posterior {_range(m['posterior95'])}), "
-                      f"x{m['per_decade']:.4g} per decade" for label, m in numbers["unshared_multipliers"].items()]
+            lines += [f"  without sharing, k of {label}: {undefined_or(m['k'], '.4g')} (95% posterior "
+                      f"{_range(m['posterior95'])}), {_times(m['per_decade'])} per decade"
+                      for label, m in numbers["unshared_multipliers"].items()]
         return [*lines, *(f"wrote {path}" for path in numbers.get("files", []))]
+
+
+def _times(factor: float | None) -> str:
+    """A multiplier as text: "x1.23", or "undefined"."""
+    text = undefined_or(factor, ".4g")
+    return text if text == "undefined" else f"x{text}"
 
 
 def _range(pair: list[float] | None) -> str:

@@ -55,6 +55,7 @@ from jaxscale.determinacy.curvature import condition_number, correlation, curvat
 from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
 from jaxscale.support.compiled_programs import persistent_jit
+from jaxscale.support.significant import format_or_undefined as undefined_or
 
 #: Condition number of the equilibrated information above which a fit is singular (module docstring).
 CONDITION_LIMIT = 1e10
@@ -129,8 +130,9 @@ def identifiability_text(section: Mapping[str, Any]) -> list[str]:
         The lines, each indented by two spaces.
     """
     spans = ", ".join(f"{k} {v:.2f}" for k, v in section["decades"].items())
-    lines = [f"  identifiability: condition number {section['condition_hessian']:.3g} (Hessian of the objective), "
-             f"{section['condition_information']:.3g} (equilibrated information); decades spanned: {spans}"]
+    lines = [f"  identifiability: condition number {undefined_or(section['condition_hessian'], '.3g')} (Hessian of "
+             f"the objective), {undefined_or(section['condition_information'], '.3g')} (equilibrated information); "
+             f"decades spanned: {spans}"]
     strongest = sorted(section["correlations"].items(), key=lambda kv: -abs(kv[1] if kv[1] is not None else 0))[:3]
     lines.append(f"  correlations ({section['correlation_source']}): "
                  + ", ".join(f"{k} {'undefined' if v is None else format(v, '+.2f')}" for k, v in strongest))

@@ -71,6 +71,14 @@ def format_at_decimals(value: float, decimals: int) -> str:
     return _tidy_exponent(f"{rounded:.{mantissa_decimals}e}")
 
 
+def format_or_undefined(value: float | None, spec: str) -> str:
+    """``value`` in the format ``spec``, or "undefined" where it is None (a JSON null: a quantity
+    the runs leave undefined) or not finite: how a result's text prints a number it may lack."""
+    if value is None or not math.isfinite(value):
+        return "undefined"
+    return format(value, spec)
+
+
 def format_number(value: float, significant: int = DEFAULT_SIGNIFICANT) -> str:
     """``value`` with ``significant`` significant digits (for a number without an interval).
 

@@ -75,3 +75,20 @@ def test_allocate_takes_runs_as_every_command_does(tmp_path, capsys):
     assert printed["N"] == pytest.approx(expected["N"], rel=1e-9) and printed["D"] == pytest.approx(expected["D"], rel=1e-9)
     assert main(["allocate", str(table), "--compute", "1e22", "--published", "epoch"]) == 2
     assert "with RUNS the law is fitted to them" in capsys.readouterr().err
+
+
+def test_an_undefined_number_is_printed_as_undefined_not_a_traceback(tmp_path, capsys):
+    """A fit of runs given twice at each (N, D), 20% apart, printed its result then died on
+    ``NoneType.__format__`` (its condition number undefined); so did ``compare --compute 1e300``
+    (its multiplier undefined). The text says "undefined" where the JSON has null."""
+    n = [n for n in (1e7, 3e7, 1e8, 3e8, 1e9) for _ in range(4)]
+    d = [a * r for a in (1e7, 3e7, 1e8, 3e8, 1e9) for r in (5, 20, 80, 320)]
+    rows = [(a, b, (1.8 + 480 / a ** 0.34 + 2000 / b ** 0.37) * f) for f in (1.0, 1.2) for a, b in zip(n, d)]
+    twice = tmp_path / "twice.csv"
+    twice.write_text("N,D,loss\n" + "".join(f"{a:g},{b:g},{c}\n" for a, b, c in rows))
+    once = tmp_path / "once.csv"
+    once.write_text("N,D,loss\n" + "".join(f"{a:g},{b:g},{c}\n" for a, b, c in rows[:20]))
+    for argv in (["fit", str(twice)], ["compare", str(once), str(twice), "--compute", "1e300", "--bootstrap", "20"]):
+        assert main(argv) == 0
+        out, err = capsys.readouterr()
+        assert "Traceback" not in err and "undefined" in out
