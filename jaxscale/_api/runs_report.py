@@ -81,8 +81,6 @@ def runs(source: str | Path | pd.DataFrame, *, kind: str | None = None, metric: 
     tidy runs table (:meth:`RunsReport.save` writes it as ``runs.csv``). Nothing is refused for
     holding a single model size or few rows: this is the look before a fit.
 
-    (The verb is not named ``runs``: ``jaxscale.tables`` is the engine's package of readers.)
-
     Args:
         source: a runs table (CSV or DataFrame), a TensorBoard log directory, an MLflow store or
             URI, or W&B exports (:mod:`jaxscale.trackers.sources`).

@@ -77,17 +77,18 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_modes(args: argparse.Namespace) -> None:
     """The options of one mode (one verb) given with another's, refused before any work."""
-    grouped_only = [name for name, on in (("share", args.share is not None),
-                                          ("compare_sharing", args.compare_sharing)) if on]
+    grouped_only = [name for name, on in (("--share", args.share is not None),
+                                          ("--compare-sharing", args.compare_sharing)) if on]
     if grouped_only and args.group_by is None:
-        raise ValueError(f"{grouped_only[0]} needs group_by")
-    posterior_only = [name for name, on in (("laplace", args.laplace), ("holdout", args.holdout_threshold is not None),
-                                            ("table_embedding", args.table_embedding),
-                                            ("gamma_uncertainty", args.gamma_uncertainty)) if on]
+        raise ValueError(f"{grouped_only[0]} needs --group-by")
+    posterior_only = [name for name, on in (("--laplace", args.laplace),
+                                            ("--holdout-threshold", args.holdout_threshold is not None),
+                                            ("--table-embedding", args.table_embedding),
+                                            ("--gamma-uncertainty", args.gamma_uncertainty)) if on]
     if args.group_by is not None and (args.compare is not None or posterior_only):
-        raise ValueError("group_by samples one grouped model with NUTS on all runs: not with compare, laplace, "
-                         "holdout, table_embedding or gamma_uncertainty")
+        raise ValueError("--group-by samples one grouped model with NUTS on all runs: not with --compare, --laplace, "
+                         "--holdout-threshold, --table-embedding or --gamma-uncertainty")
     if args.compare is not None and posterior_only:
-        raise ValueError("compare samples every law with NUTS on all runs: not with laplace, holdout, "
-                         "table_embedding or gamma_uncertainty")
+        raise ValueError("--compare samples every law with NUTS on all runs: not with --laplace, --holdout-threshold, "
+                         "--table-embedding or --gamma-uncertainty")
 

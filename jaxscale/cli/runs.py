@@ -1,5 +1,5 @@
 """``jaxscale runs``: what a source of runs holds, one line per run, and the tidy runs table
-(:func:`jaxscale.tables`)."""
+(:func:`jaxscale.runs`)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ architecture under each convention of :data:`FLOP_CONVENTIONS`, named and cited.
 
 Everything counts with Python integers (exact to any size); the transformer the lm wing trains
 (:mod:`jaxscale.networks.transformer`) reads its own counts through the same functions. This module
-lives beside the runs table because the readers of :mod:`jaxscale.tables` turn a run's logged
+lives beside the runs table because the readers of :mod:`jaxscale.trackers` turn a run's logged
 architecture into its model size with it.
 """
 

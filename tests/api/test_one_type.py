@@ -59,6 +59,15 @@ def _recipes(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([runs.assign(recipe="A"), runs.assign(loss=better, recipe="B")], ignore_index=True)
 
 
+def _curves(tmp_path_factory) -> str:
+    """Loss curves of one model under three schedules (:func:`tests.curves.test_lr_annealing_fit.synthetic_runs`)."""
+    from tests.curves.test_lr_annealing_fit import synthetic_runs
+
+    path = tmp_path_factory.mktemp("one_type_curves") / "curves.csv"
+    synthetic_runs(steps=200).to_csv(path, index=False)
+    return str(path)
+
+
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> SimpleNamespace:
     """The inputs of every mode, and the fit and posterior that other verbs take."""
@@ -72,7 +81,7 @@ def data(tmp_path_factory) -> SimpleNamespace:
                            baseline=recipes[recipes.recipe == "A"].drop(columns="recipe"),
                            candidate=recipes[recipes.recipe == "B"].drop(columns="recipe"),
                            sweep=js.load_runs(sweep_table(noise=0.005), run_by=RUN_BY),
-                           grid=_grid(noise=0.002), isoflops=_isoflops())
+                           grid=_grid(noise=0.002), isoflops=_isoflops(), curves=_curves(tmp_path_factory))
 
 
 #: (verb, mode, call): each mode a verb's docstring documents.
@@ -115,6 +124,12 @@ MODES = [
                                                      iterations=2)),
     ("model_params", "a configuration", lambda d: js.model_params({"d_model": 64, "n_layer": 2, "n_head": 2,
                                                                    "vocab_size": 100, "n_ctx": 32})),
+    ("curve", "the annealing law", lambda d: js.curve(d.curves, fit_runs=["11760_constant", "11760_cosine"],
+                                                      predict=["11760_wsd"], skip_warmups=0)),
+    ("curve", "the multi-power law", lambda d: js.curve(d.curves, law="multipower",
+                                                        fit_runs=["11760_constant", "11760_cosine"],
+                                                        predict=["11760_wsd"])),
+    ("runs", "a table", lambda d: js.runs(d.csv)),
 ]
 #: Modes of tens of seconds on a CPU (NUTS, bootstraps of grouped fits, backtests, the
 #: reconciliation's simulations), opt-in with the slow tests.
@@ -160,7 +175,7 @@ def test_the_fitted_results_are_fitted(data):
     (lambda d: js.allocate(js.frontier(d.isoflops), 1e22), "got FrontierReport"),
     (lambda d: js.loo(d.frame), "give one of them"),
     (lambda d: js.compare(d.recipes), "or one table with group_by"),
-    (lambda d: js.compare(d.baseline, d.candidate, names=["A"]), "two different names"),
+    (lambda d: js.compare(d.baseline, d.candidate, names=["A"]), "names must name each of the 2 recipes once"),
     (lambda d: js.schedule(ch.EPOCH, steps=10, peak_lr=1e-3), "got ChinchillaParams"),
 ])
 def test_a_wrong_input_is_named_in_one_line(data, call, message):

@@ -100,9 +100,9 @@ def test_missing_group_column_is_named(csv, capsys):
 
 def test_share_needs_group_by(csv, capsys):
     assert main(["bayes", str(csv), "--share", "alpha"]) == 2
-    assert "share needs group_by" in capsys.readouterr().err
+    assert "share needs --group-by" in capsys.readouterr().err
     assert main(["bayes", str(csv), "--group-by", "source", "--laplace"]) == 2
-    assert "group_by samples one grouped model" in capsys.readouterr().err
+    assert "--group-by samples one grouped model" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -134,4 +134,4 @@ def test_a_law_whose_loss_does_not_fall_with_n_is_refused_naming_its_exponents()
     frame = sweep_table()
     frame["loss"] = frame["loss"] * (frame["N"] / 1e6) ** 0.3  # a loss that grows with the model
     with pytest.raises(ValueError, match=r"fitted to the table's final runs has alpha = -.*both must be > 0"):
-        reconcile_runs(load_runs(frame, run_by=RUN_BY), bootstrap_resamples=4)
+        reconcile_runs(read_runs_table(frame, run_by=RUN_BY), bootstrap_resamples=4)

@@ -120,7 +120,7 @@ def test_cli_published_fits_table2(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["law"] == "kaplan" and set(report["fits"]) == {"kaplan", "chinchilla"}
     assert len(report["rows"]) == 24
-    assert {p.name for p in tmp_path.iterdir()} == {"report.json", "accuracy_grid.png", "frontier.png"}
+    assert {p.name for p in tmp_path.iterdir()} == {"report.json", "accuracy_grid.png", "frontier.png", "manifest.json"}
 
 
 @pytest.mark.parametrize("args", [[], ["corpus.txt", "--published", "mikolov-2013a"]])
