@@ -31,6 +31,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxscale.core.numerics import float64
+from jaxscale.fitting.bootstrap import within_group_counts
 from jaxscale.fitting.frontier_laws import (
     FrontierLaws,
     Interval,
@@ -113,18 +114,6 @@ def _status(x: np.ndarray, used: np.ndarray, x_star: float, p2: float, sizes: in
     return "edge" if not sampled[1] <= x_star <= sampled[-2] else "fitted"
 
 
-def stratified_counts(labels: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """[R, rows] bootstrap counts that redraw the rows of each slice (label) with replacement,
-    as many as the slice has: the points within each budget are resampled, the budgets kept."""
-    rng = np.random.default_rng(seed)
-    counts = np.zeros((resamples, len(labels)))
-    for g in np.unique(labels):
-        rows = np.flatnonzero(labels == g)
-        counts[:, rows] = rng.multinomial(len(rows), np.full(len(rows), 1.0 / len(rows)), size=resamples)
-    return counts
-
-
-@jax.jit
 def _bootstrap_exponents(x, y, budgets, weights, size_of, counts):
     """a and b of every resample (``counts`` [R, rows]); NaN where fewer than two slices fit."""
     def one(count):
@@ -161,6 +150,6 @@ def fit_approach2(table: RunsTable, *, basis: str = "total", groups: ArrayLike |
     intervals: dict[str, Interval] = {}
     if bootstrap:
         exponents = _bootstrap_exponents(*(jnp.asarray(v) for v in (x, loss, budgets, weights, size_of)),
-                                         jnp.asarray(stratified_counts(labels, bootstrap, seed)))
+                                         jnp.asarray(within_group_counts(labels, bootstrap, seed)))
         intervals = dict(zip(("a_interval", "b_interval"), map(exponent_interval, exponents)))
     return replace(laws, slices=tuple(slices), seconds=time.perf_counter() - t0, **intervals)

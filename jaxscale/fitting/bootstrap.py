@@ -123,6 +123,19 @@ def _std(values: np.ndarray) -> float:
     return float(np.std(values, ddof=1))
 
 
+def within_group_counts(group: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """[R, n] counts that redraw the rows of each group with replacement, as many as the group
+    has, the groups kept (one generator for all: groups in sorted order). Approach 2 resamples
+    the points within each isoFLOP budget so; the per-group hyperparameter optima the runs within
+    each (N, D) group."""
+    rng = np.random.default_rng(seed)
+    counts = np.zeros((n_resamples, len(group)))
+    for g in np.unique(group):
+        rows = np.flatnonzero(group == g)
+        counts[:, rows] = rng.multinomial(len(rows), np.full(len(rows), 1.0 / len(rows)), size=n_resamples)
+    return counts
+
+
 def resample_counts(n_points: int, n_resamples: int, seed: int) -> np.ndarray:
     """(R, n) counts: row r says how often each run appears in resample r (numpy's PCG64
     generator seeded with ``seed``, so identical for a given seed)."""

@@ -59,6 +59,7 @@ import numpy as np
 import pandas as pd
 
 from jaxscale.core.numerics import float64
+from jaxscale.fitting.bootstrap import within_group_counts
 from jaxscale.laws import steplaw
 from jaxscale.laws.law import Law
 from jaxscale.tables.table import RunsTable
@@ -333,21 +334,6 @@ def _published() -> dict[str, float]:
     return values
 
 
-def bootstrap_weights(group: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """[R, n] counts: each group's runs drawn with replacement, as many as the group has."""
-    rng = np.random.default_rng(seed)
-    counts = np.zeros((resamples, len(group)))
-    for g in np.unique(group):
-        rows = np.flatnonzero(group == g)
-        counts[:, rows] = rng.multinomial(len(rows), np.full(len(rows), 1.0 / len(rows)), size=resamples)
-    return counts
-
-
-#: Published laws of the optimal learning rate a sweep can centre its grid on (``SweepConfig.lr_centre``).
-CENTRES = {"steplaw": (steplaw.LR_LAW, steplaw.PUBLISHED_LR)}
-
-
-@float64
 def centred_rates(rates: Sequence[float], reference: float, centre: str, n: float, d: float) -> tuple[float, ...]:
     """The learning-rate grid ``rates`` scaled so that ``reference`` (one of them) lands on the
     optimal rate eta*(N, D) of the published law ``centre`` (:data:`CENTRES`), its ratios kept: a
@@ -372,7 +358,7 @@ def fit_hyperparameters(runs: GridRuns, *, resamples: int = 1000, seed: int = 0,
     inputs = {"N": table["N"].to_numpy(np.float64), "D": table["D"].to_numpy(np.float64)}
     optima = group_optima(runs)
     fits = {}
-    draws = group_optima(runs, bootstrap_weights(runs.group, resamples, seed)) if resamples else None
+    draws = group_optima(runs, within_group_counts(runs.group, resamples, seed)) if resamples else None
     for law, log_values, defined, boot in (
         (lr_law, optima.log_lr, optima.lr_defined, None if draws is None else (draws.log_lr, draws.lr_defined)),
         (batch_law, optima.log_batch, optima.batch_defined,

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from jaxscale.fitting.bootstrap import within_group_counts
 from jaxscale.hyperparameters import per_group as hp
 from jaxscale.laws import chinchilla, steplaw
 from jaxscale.tables.table import read_runs_table
@@ -88,7 +89,7 @@ def test_bootstrap_intervals_over_runs_within_groups_cover_the_truth_of_a_noisy_
 
 def test_resampling_keeps_each_groups_size():
     group = np.array([0, 0, 0, 1, 1, 2])
-    counts = hp.bootstrap_weights(group, 50, seed=0)
+    counts = within_group_counts(group, 50, seed=0)
     np.testing.assert_array_equal(np.stack([counts[:, group == g].sum(1) for g in range(3)], 1),
                                   np.tile([3, 2, 1], (50, 1)))
 
