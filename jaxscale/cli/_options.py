@@ -292,12 +292,13 @@ def deferred_table(args: argparse.Namespace, path: str | Path | None = None) -> 
     return lambda: load_table(args, path)
 
 
-def check_out(out: str | Path | None, option: str = "--out") -> None:
+def check_out(out: str | Path | None, option: str = "--out", hold: bool = True) -> None:
     """``out`` can take the command's files: a directory, or a path that can be made one (its
     nearest existing ancestor is a writable directory), that no other process is writing. Called
     before any work, so that no sampling, training or fitting is lost to a path that cannot be
     written; raises ValueError naming ``option`` as the user typed it, or naming the process that
-    holds the directory. The command holds it until it ends (:func:`release_outputs`)."""
+    holds the directory. With ``hold``, the command holds it until it ends (:func:`hold_out`,
+    :func:`release_outputs`)."""
     if out is None:
         return
     path = Path(out)
@@ -308,7 +309,15 @@ def check_out(out: str | Path | None, option: str = "--out") -> None:
         raise ValueError(f"{option} {out}: {existing} is a file, not a directory")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ValueError(f"{option} {out}: cannot write in {existing} (permission denied)")
-    _held.append(OutputLock(path).acquire())  # another process writing there is refused, naming it
+    if hold:
+        hold_out(path)
+
+
+def hold_out(out: str | Path) -> None:
+    """Hold ``out`` until the command ends: another process writing there is refused, naming this
+    one (:class:`~jaxscale.support.atomic.OutputLock`). A multi-process sweep's processes share
+    their ``--out``: only its process 0 holds it."""
+    _held.append(OutputLock(Path(out)).acquire())
 
 
 #: The output directories this command holds (:func:`check_out`), released by :func:`release_outputs`.

@@ -63,9 +63,12 @@ def run(args: argparse.Namespace) -> int:
     cfg = presets.preset(args.preset) if args.preset else presets.load_config(args.config)
     cfg = presets.with_corpus(cfg, args.corpus)
     out = Path(args.out) if args.out else Path("out") / "sweeps" / cfg.name
-    o.check_out(out)
-    if args.distributed or (args.coordinator, args.num_processes, args.process_id) != (None, None, None):
+    several = args.distributed or (args.coordinator, args.num_processes, args.process_id) != (None, None, None)
+    o.check_out(out, hold=not several)
+    if several:
         distributed.initialize(args.coordinator, args.num_processes, args.process_id, args.heartbeat_timeout)
+        if distributed.is_main_process():
+            o.hold_out(out)
     try:
         result = run_sweep(cfg, out, progress=not args.no_progress, microbatches=args.microbatches)
     except distributed.ProcessLost as err:
