@@ -114,6 +114,7 @@ def _status(x: np.ndarray, used: np.ndarray, x_star: float, p2: float, sizes: in
     return "edge" if not sampled[1] <= x_star <= sampled[-2] else "fitted"
 
 
+@jax.jit
 def _bootstrap_exponents(x, y, budgets, weights, size_of, counts):
     """a and b of every resample (``counts`` [R, rows]); NaN where fewer than two slices fit."""
     def one(count):

@@ -334,6 +334,11 @@ def _published() -> dict[str, float]:
     return values
 
 
+#: Published laws of the optimal learning rate a sweep can centre its grid on (``SweepConfig.lr_centre``).
+CENTRES = {"steplaw": (steplaw.LR_LAW, steplaw.PUBLISHED_LR)}
+
+
+@float64
 def centred_rates(rates: Sequence[float], reference: float, centre: str, n: float, d: float) -> tuple[float, ...]:
     """The learning-rate grid ``rates`` scaled so that ``reference`` (one of them) lands on the
     optimal rate eta*(N, D) of the published law ``centre`` (:data:`CENTRES`), its ratios kept: a
