@@ -73,6 +73,10 @@ nb_execution_excludepatterns = [
 autodoc_typehints = "description"  # types in the parameter list, where napoleon puts them
 autodoc_typehints_format = "short"
 autodoc_member_order = "bysource"
+# defaults as written in the source (``law=chinchilla.LAW``), not the repr of the object they
+# name (a Law's repr holds its published parameter sets, which the signature parser mistakes
+# for cross-references)
+autodoc_preserve_defaults = True
 autodoc_default_options = {"members": False, "show-inheritance": False}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = True

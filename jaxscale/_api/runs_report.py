@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+import pathlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,7 @@ from jaxscale._api._results import Result, rows
 from jaxscale.support.atomic import atomic_path
 
 if TYPE_CHECKING:
+    import pandas
     import pandas as pd
 
     from jaxscale.trackers.sources import SourceReport
@@ -73,8 +75,8 @@ def _number(value: float | None, spec: str) -> str:
     return "undefined" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
 
 
-def runs(source: str | Path | pd.DataFrame, *, kind: str | None = None, metric: str | None = None,
-                 config: str | Path | None = None, loss_policy: str | None = None) -> RunsReport:
+def runs(source: str | pathlib.Path | pandas.DataFrame, *, kind: str | None = None, metric: str | None = None,
+                 config: str | pathlib.Path | None = None, loss_policy: str | None = None) -> RunsReport:
     """Read the runs where they live and say what they hold: one line per run (its N, tokens per
     step, points, first and last step, final and minimum loss) with what the checks found
     (restarts, repeated steps, NaN, divergence, too few points, no size in its config), and the
