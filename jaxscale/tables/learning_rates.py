@@ -114,13 +114,19 @@ def recorded_learning_rates(steps: np.ndarray, lrs: np.ndarray, length: int) -> 
 
 
 def _schedule_of(run: pd.DataFrame, defaults: Mapping[str, Any], run_id: str) -> dict[str, Any]:
-    values = {}
+    """The schedule columns of one run (or ``defaults`` where the table lacks one); a constant
+    schedule needs no final fraction (its rate never falls)."""
+    values: dict[str, Any] = {}
     for column, kind in SCHEDULE_COLUMNS.items():
         present = column in run.columns and run[column].notna().all()
         if present and run[column].nunique() > 1:
             raise ValueError(f"run {run_id}: column {column!r} changes between checkpoints")
         if not present and column not in defaults:
-            raise ValueError(f"run {run_id}: no {column!r} column to name its schedule (give it as a default)")
+            if column == rs.FINAL_FRACTION and values.get(rs.SCHEDULE) == "constant":
+                values[column] = 1.0
+                continue
+            raise ValueError(f"run {run_id}: no {column!r} column to name its schedule; give the column, or "
+                             f"{column}=VALUE for the runs without it")
         value = run[column].iloc[0] if present else defaults[column]
         values[column] = kind(value)
     return values

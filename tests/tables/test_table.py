@@ -161,3 +161,21 @@ def test_nonembedding_compute_is_six_n_nonembedding_d_unless_given():
         filled.on_basis("embedding")
     with pytest.raises(ValueError, match="n_nonembedding"):
         read_runs_table(frame.drop(columns=S.N_NONEMBEDDING)).on_basis("nonembedding")
+
+
+def test_a_schedule_asks_only_for_what_it_needs_and_names_how_to_give_it():
+    """`curve` asked a constant schedule for its final_fraction, "(give it as a default)" with no
+    such option named; a constant rate has no final fraction, and a cosine run's missing one is
+    asked for as the column or the argument (``--final-fraction`` on the command line)."""
+    import numpy as np
+    import pandas as pd
+
+    from jaxscale.tables.learning_rates import run_learning_rates
+    from jaxscale.tables.table import read_runs_table
+
+    frame = pd.DataFrame({"run_id": "a", "step": np.arange(1, 6) * 10, "N": 1e7, "tokens": np.arange(1, 6) * 1e5,
+                          "loss": 3.0, "schedule": "constant", "peak_lr": 1e-3, "total_steps": 50, "warmup_steps": 0})
+    rates = run_learning_rates(read_runs_table(frame, sizes_vary=False))["a"]
+    assert len(rates) == 50 and np.all(rates == 1e-3)
+    with pytest.raises(ValueError, match=r"no 'final_fraction' column .*final_fraction=VALUE"):
+        run_learning_rates(read_runs_table(frame.assign(schedule="cosine"), sizes_vary=False))
