@@ -291,6 +291,8 @@ def _multipower_text(numbers: dict[str, Any]) -> list[str]:
               f"{_cell(r['max_are'])} |" for r in numbers["runs"]]
     lines.append(f"over every predicted checkpoint ({numbers['predicted_points']}): mean {_cell(numbers['curve_mare'])}, "
                  f"per-run mean {_cell(numbers['run_mare'])}, max {_cell(numbers['curve_max_are'])}")
+    if numbers["undetermined"]:
+        lines.append(f"WARNING: {numbers['undetermined']}")
     return lines
 
 

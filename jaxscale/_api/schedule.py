@@ -7,6 +7,8 @@ published set (``luo-25m``: Luo et al. 2025's 25M model); the schedule is optimi
 
 from __future__ import annotations
 
+import warnings
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +17,7 @@ import pandas as pd
 from jaxscale._api._results import Figures, Result, rows
 from jaxscale.laws import multipower
 from jaxscale.optimum import best_schedule
+from jaxscale.support.plausibility import PlausibilityWarning
 
 #: Published parameter sets of the multi-power law, by name.
 PUBLISHED = {"luo-25m": multipower.PUBLISHED_25M}
@@ -97,5 +100,7 @@ def schedule(params: multipower.MultiPowerParams | None = None, *, published: st
                          f"{type(params).__name__}")
     else:
         source = "fitted"
+    if (why := multipower.undetermined_drop(params)) is not None:
+        warnings.warn(f"{why}: the schedule is optimised under that product alone", PlausibilityWarning, stacklevel=2)
     return ScheduleReport(best_schedule.optimal_schedule(params, steps, peak_lr, warmup_steps, iterations=iterations,
                                                      knots=knots), source)

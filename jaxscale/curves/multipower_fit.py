@@ -191,7 +191,8 @@ class MultiPowerFit:
                 "curve_mare": float(error.mean()) if defined else None,
                 "run_mare": float(predicted["mare"].mean()) if defined else None,
                 "curve_max_are": float(error.max()) if defined else None,
-                "n_converged": self.n_converged, "seconds": self.seconds}
+                "n_converged": self.n_converged, "undetermined": multipower.undetermined_drop(self.params),
+                "seconds": self.seconds}
 
 
 def _frame(data: CurveData, runs: Sequence[str], predicted: Sequence[jnp.ndarray], fitted: bool) -> pd.DataFrame:

@@ -120,6 +120,21 @@ def curve_of(lrs: ArrayLike, steps: ArrayLike, block: int = 1) -> Curve:
                  steps.astype(np.float64))
 
 
+#: beta above which G has reached its exponential limit: with C x small, (1 + C x)^(-beta) is
+#: exp(-C beta x) to within beta (C x)^2 / 2, so only the product C beta is determined, not C and
+#: beta apart. The published fits have beta near 0.6 (Luo et al.'s 25M: 0.583); declared at 1000.
+EXPONENTIAL_LIMIT_BETA = 1e3
+
+
+def undetermined_drop(p: MultiPowerParams) -> str | None:
+    """Why ``p``'s C and beta are not determined apart (:data:`EXPONENTIAL_LIMIT_BETA`), or None."""
+    beta, c = float(p.beta), float(p.C)
+    if not beta > EXPONENTIAL_LIMIT_BETA:
+        return None
+    return (f"beta {beta:.3g} and C {c:.3g}: the loss drop has reached its exponential limit, "
+            f"1 - exp(-C beta x), where only C x beta = {c * beta:.3g} x is determined, not C and beta apart")
+
+
 def loss_drop_fraction(x: jnp.ndarray, C: ArrayLike, beta: ArrayLike) -> jnp.ndarray:
     """G(x) = 1 - (C x + 1)^(-beta), accurate for small C x."""
     return -jnp.expm1(-beta * jnp.log1p(C * x))

@@ -45,3 +45,17 @@ def test_a_schedule_longer_than_memory_holds_is_refused_before_any_work(monkeypa
     monkeypatch.setattr("jaxscale.support.memory.available_bytes", lambda: 2**34)
     with pytest.raises(ValueError, match=r"optimising a schedule of 1,000,000,000 steps needs about .* GiB"):
         sc.optimal_schedule(PUBLISHED_25M, 1_000_000_000, 3e-4, 2_160)
+
+
+def test_a_law_at_its_exponential_limit_is_warned_about_beside_the_schedule():
+    """A fit that reached C = 1.6e-23, beta = 2e5 was printed as a law like any other: only C beta
+    is determined there, and the schedule optimised under it says so."""
+    import jaxscale as js
+    from jaxscale.laws.multipower import PUBLISHED_25M, undetermined_drop
+    from jaxscale.support.plausibility import PlausibilityWarning
+
+    assert undetermined_drop(PUBLISHED_25M) is None
+    limit = PUBLISHED_25M._replace(C=1.6e-23, beta=2e5)
+    assert "only C x beta = 3.2e-18 x is determined" in undetermined_drop(limit)
+    with pytest.warns(PlausibilityWarning, match="exponential limit"):
+        js.schedule(limit, steps=200, peak_lr=3e-4, iterations=2)
