@@ -83,6 +83,17 @@ def _complete(path: Path) -> bool:
     return True
 
 
+def _same_draws(first: Path, second: Path) -> bool:
+    """Whether two posterior netCDF files hold the same groups and the same values in each."""
+    import arviz as az
+
+    a, b = az.from_netcdf(first), az.from_netcdf(second)
+    return set(a.groups()) == set(b.groups()) and all(
+        set(a[g].data_vars) == set(b[g].data_vars)
+        and all(np.array_equal(a[g][v].values, b[g][v].values, equal_nan=True) for v in a[g].data_vars)
+        for g in a.groups())
+
+
 def _killed_at_random_then_resumed(argv: list[str], out: Path, kills: int, seed: int) -> None:
     """Run ``argv`` once whole for its duration and files; then ``kills`` times: start it into
     ``out``, kill -9 at a random moment of that duration, and check every file under ``out`` is
@@ -107,7 +118,9 @@ def _killed_at_random_then_resumed(argv: list[str], out: Path, kills: int, seed:
     resumed = json.loads((out / MANIFEST).read_text())["files"]
     assert set(resumed) == set(expected)
     for name, entry in expected.items():
-        if not name.endswith(".png"):  # a figure's bytes carry its drawing's metadata; data must be equal
+        if name.endswith(".nc"):  # a netCDF file records when it was written: its draws must be equal
+            assert _same_draws(whole / name, out / name), name
+        elif not name.endswith(".png"):  # a figure's bytes carry its drawing's metadata; data must be equal
             assert resumed[name]["sha256"] == entry["sha256"], name
     assert not list(out.rglob(".partial-*")), "a killed writer's temporary file was left"
 
