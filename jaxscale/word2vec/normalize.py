@@ -5,7 +5,7 @@
 - ``"text8"`` (the default, for English prose such as the Wikipedia corpus: the word2vec papers'
   analogy and similarity sets are lowercase English words): Matt Mahoney's ``wikifil.pl`` rules,
   as used for text8, below;
-- ``"lower"``: lowercased words of Unicode letters and digits (``\w+``), so "Straße" stays
+- ``"lower"``: lowercased words of Unicode letters and digits (``\\w+``), so "Straße" stays
   "straße" and "w123" stays a word; punctuation separates words;
 - ``"none"``: the corpus's own whitespace-separated tokens, as they are.
 
