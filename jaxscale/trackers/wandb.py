@@ -68,7 +68,7 @@ def read_wandb(source: str | Path, config: str | Path | None = None) -> Logged:
         if path.suffix.lower() in HISTORY_SUFFIXES:
             histories.append((path, _history(path, dropped)))
             continue
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        frame = _read_export(path)
         columns = [str(c) for c in frame.columns]
         if wide_header(columns):
             histories.append((path, _wide(frame, path)))
@@ -82,6 +82,17 @@ def read_wandb(source: str | Path, config: str | Path | None = None) -> Logged:
     runs, tags, steps, values = ([x for _, h in histories for x in h[i]] for i in range(4))
     places = {run: str(path) for path, h in histories for run in h[0]}
     return Logged("wandb", str(source), scalars_frame(runs, tags, steps, values), configs, places, tuple(dropped))
+
+
+def _read_export(path: Path) -> pd.DataFrame:
+    """A CSV export as text columns; one line naming the file when it is not UTF-8 CSV text."""
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False)
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not a W&B CSV export (not UTF-8 text: byte {err.object[err.start]:#04x} at "
+                         f"offset {err.start})") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        raise ValueError(f"{path}: not a W&B CSV export ({str(err).splitlines()[0]})") from None
 
 
 def _name_column(columns: list[str]) -> str | None:

@@ -227,3 +227,13 @@ def test_a_wandb_history_column_of_text_is_named(tmp_path):
         table = read_runs_table(tmp_path / "history.parquet", config=tmp_path / "config.csv", sizes_vary=False)
     line = f"{tmp_path / 'history.parquet'}: column 'phase' is not numbers, not read as a metric"
     assert table.report.dropped == (line,) and any(line in str(w.message) for w in caught)
+
+
+def test_a_binary_config_export_is_named_not_a_codec_error(four_ways, tmp_path, capsys):
+    """`--config binary.csv` printed a bare 'utf-8' codec error that named no file."""
+    binary = tmp_path / "binary.csv"
+    binary.write_bytes(b"\x00\x01\xff\xfe" * 8)
+    assert main(["runs", str(four_ways["wandb"]), "--config", str(binary)]) == 2
+    err = capsys.readouterr().err
+    assert f"{binary}: not a W&B CSV export (not UTF-8 text: byte 0xff at offset 2)" in err
+    assert len(err.strip().splitlines()) == 1
