@@ -18,6 +18,7 @@ from jaxscale.laws.law import Law
 from jaxscale.planning.target_intervals import gaussian_interval
 from jaxscale.planning.selection import Plan
 from jaxscale.tables.table import RunsTable
+from jaxscale.support.significant import format_or_undefined as _shown
 
 
 @dataclass(frozen=True, repr=False)
@@ -105,11 +106,6 @@ class DesignReport(Result):
             lines.append(f"{row['order']:>3} {row['N']:>10.3g} {row['D']:>10.3g} {row['tokens_per_param']:>7.3g} "
                          f"{row['C']:>10.3g} {row['cumulative_C']:>10.3g} {_shown(lo, '>10.4g')}-{_shown(hi, '<10.4g')}")
         return [*lines, *(f"wrote {path}" for path in numbers.get("files", []))]
-
-
-def _shown(value: float | None, fmt: str) -> str:
-    """A number, or "undefined" (None in JSON: the target is undefined at the fit)."""
-    return "undefined" if value is None else format(value, fmt)
 
 
 def design(runs: Runs | None = None, *, target: str = "N*:1e24", budget: float, law: str | Law = "chinchilla",

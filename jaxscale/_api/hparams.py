@@ -27,6 +27,7 @@ from jaxscale.hyperparameters import joint as jh
 from jaxscale.inference import joint_hyperparameters as jp
 from jaxscale.laws import deepseek_hparams, steplaw
 from jaxscale.laws.law import Law
+from jaxscale.support.significant import format_or_undefined
 
 #: Published laws by name: the learning-rate law and its constants, the batch law and its constants.
 PUBLISHED = {
@@ -266,7 +267,7 @@ def hparams(runs: Runs, *, lr_col: str | None = None, batch_col: str | None = No
 
 
 def _shown(value: float | None) -> str:
-    return "undefined" if value is None else f"{value:.4g}"
+    return format_or_undefined(value, ".4g")
 
 
 def _group_interval(group: dict[str, Any], name: str) -> str:

@@ -3,7 +3,6 @@ the tidy runs table read from it (``jaxscale runs``)."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 import pathlib
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from jaxscale._api._results import Result, rows
 from jaxscale.support.atomic import atomic_path
+from jaxscale.support.significant import format_or_undefined as _number
 
 if TYPE_CHECKING:
     import pandas
@@ -69,10 +69,6 @@ class RunsReport(Result):
                          f"{_number(r['last_step'], '8g')} {_number(r['final_loss'], '8.4f')} "
                          f"{_number(r['min_loss'], '8.4f')}  {flags}")
         return [*lines, *(f"wrote {path}" for path in numbers.get("files", []))]
-
-
-def _number(value: float | None, spec: str) -> str:
-    return "undefined" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
 
 
 def runs(source: str | pathlib.Path | pandas.DataFrame, *, kind: str | None = None, metric: str | None = None,
