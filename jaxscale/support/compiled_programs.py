@@ -60,6 +60,8 @@ import pickle
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from jaxscale.support.atomic import atomic_path
+
 #: The layout of a program file; changed when what a file holds changes.
 FORMAT = 1
 #: The package whose source the key digests (module-level functions of it are keyable by name).
@@ -303,16 +305,13 @@ def _keep(path: Path, key: str, compiled: Any, dynamic: tuple) -> None:
         if not _same(reread(*dynamic), compiled(*dynamic)):
             return
         blob = pickle.dumps((key, executable, in_tree, out_tree), protocol=pickle.HIGHEST_PROTOCOL)
-        path.parent.mkdir(parents=True, exist_ok=True)
     except Exception:  # not serialisable (a local class in its outputs, constants), or not read back: not kept
         return
-    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
     try:
-        partial.write_bytes(blob)
-        os.replace(partial, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            partial.unlink(missing_ok=True)
+        with atomic_path(path) as tmp:
+            tmp.write_bytes(blob)
+    except OSError:  # a directory that cannot be written: the program is only not kept
+        return
     _prune_unused(path.parent)
 
 
