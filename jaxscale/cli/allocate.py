@@ -46,17 +46,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from jaxscale import allocate, allocate_data_constrained, fit, laws
 
-    changed = {k: v for k, v in (("R_D_star", args.r_star_d), ("R_N_star", args.r_star_n)) if v is not None}
+    o.check_out(args.out)
     if args.runs is not None:  # the law fitted to the runs (js.fit), then allocated with its bands
-        given = [name for name, on in (("--published", args.published is not None), ("--r-star-d", args.r_star_d),
-                                       ("--r-star-n", args.r_star_n), ("--unique-tokens", args.unique_tokens))
-                 if on is not None and on is not False]
+        given = [name for name, value in (("--published", args.published), ("--r-star-d", args.r_star_d),
+                                          ("--r-star-n", args.r_star_n), ("--unique-tokens", args.unique_tokens))
+                 if value is not None]
         if given:
             raise ValueError(f"{', '.join(given)} set a published law's parameters; with RUNS the law is fitted to them")
-        o.check_out(args.out)
-        fitted = fit(o.deferred_table(args), args.law or "chinchilla")
-        return o.report(allocate(fitted, args.compute), args)
-    o.check_out(args.out)
+        return o.report(allocate(fit(o.deferred_table(args), args.law or "chinchilla"), args.compute), args)
+    changed = {k: v for k, v in (("R_D_star", args.r_star_d), ("R_N_star", args.r_star_n)) if v is not None}
     law = args.law or "data-constrained"
     if args.unique_tokens is not None or laws.get(law).inputs[2:] == ("U_D",):
         if args.unique_tokens is None:
