@@ -301,11 +301,11 @@ def _headline(fits: Sequence[CurveFit]) -> dict[str, Any]:
     predicted final losses over the runs of the groups whose predictions are plausible
     (:func:`jaxscale.curves.lr_annealing_fit.implausible_prediction`), None if any of theirs is
     undefined; the implausible groups by name, with why."""
-    kept = [f for f in fits if f.implausible() is None]
-    errors = [e for f in kept for e in f.final_errors()["relative_error"]]
+    reasons = [f.implausible() for f in fits]
+    errors = [e for f, why in zip(fits, reasons) if why is None for e in f.final_errors()["relative_error"]]
     defined = bool(errors) and all(np.isfinite(errors))
     return {"final_mare": float(np.mean(np.abs(errors))) if defined else None,
-            "implausible_groups": [{**f.group, "reason": f.implausible()} for f in fits if f not in kept]}
+            "implausible_groups": [{**f.group, "reason": why} for f, why in zip(fits, reasons) if why is not None]}
 
 
 def _annealing_text(numbers: dict[str, Any]) -> list[str]:
