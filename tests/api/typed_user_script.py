@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 
 import jaxscale as js
+from tests.curves.test_lr_annealing_fit import synthetic_runs  # loss curves under three schedules
+from tests.hyperparameters.test_per_group import _grid  # a learning-rate x batch-size grid per (N, D)
 
 
 def tiny_runs(seed: int = 0) -> pd.DataFrame:
@@ -40,7 +42,11 @@ def main() -> None:
     law: js.Law = js.laws.get("chinchilla")
     fitted: js.FitReport = js.fit(table, law, bootstrap=20)
     print(describe(fitted), f"({fitted.seconds:.1f} s)")
-    frontier: js.FrontierReport = js.frontier(table, approach=2)
+    isoflops = pd.DataFrame([(n, c, 1.8 + 480.0 / n**0.35 + 2000.0 / (c / (6 * n)) ** 0.37)
+                             for c in (1e18, 1e19, 1e20, 1e21) for n in np.geomspace(3e7 * (c / 1e18) ** 0.5 / 6,
+                                                                                      3e7 * (c / 1e18) ** 0.5 * 6, 9)],
+                            columns=["params", "flops", "loss"])
+    frontier: js.FrontierReport = js.frontier(isoflops, approach=2)
     print(frontier.frontier)
     draws: js.Draws | None = fitted.draws
     if draws is not None:
@@ -77,9 +83,7 @@ def main() -> None:
 
     optimum: js.PublishedHparams = js.published_hparams("deepseek", compute=1e24)
     print(f"eta* = {optimum.lr:.2e}, B* = {optimum.batch:.3g} ({optimum.citation})")
-    grid = pd.DataFrame({"N": 1e8, "D": 2e9, "lr": np.repeat([1e-4, 3e-4, 1e-3, 3e-3], 3),
-                         "batch_size": np.tile([64.0, 128.0, 256.0], 4), "loss": 3.0})
-    tuned: js.HparamsReport = js.hparams(grid, bootstrap=20, joint=False)
+    tuned: js.HparamsReport = js.hparams(_grid(noise=0.002), sequence_length=2048, bootstrap=20, joint=False)
     print(tuned.summary())
 
     best: js.ScheduleReport = js.schedule(published="luo-25m", steps=600, peak_lr=3e-4, warmup_steps=60,
@@ -90,9 +94,9 @@ def main() -> None:
                                               "n_ctx": 32})
     print(counts.counts["n_total"], counts.to_dict()["config"])
 
-    curves = pd.DataFrame({"run_id": np.repeat(["const", "cos"], 50), "step": np.tile(np.arange(1, 51) * 100, 2),
-                           "N": 1e7, "tokens": np.tile(np.arange(1, 51) * 1e5, 2), "loss": 3.0})
-    learned: js.CurveReport = js.curve(curves, law="multipower", fit_runs=["const"])
+    curves = synthetic_runs(steps=200)
+    learned: js.CurveReport = js.curve(curves, law="multipower", fit_runs=["11760_constant", "11760_cosine"],
+                                       predict=["11760_wsd"])
     print(learned.summary())
     held: js.RunsReport = js.runs(curves)
     print(held.summary())
