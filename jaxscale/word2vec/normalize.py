@@ -83,6 +83,8 @@ NORMALIZERS: dict[str, Callable[[str], str]] = {"text8": normalize_text8, "lower
 #: (module docstring). English prose keeps most of its distinct tokens under text8 (punctuation
 #: glued to a word is what it merges); declared at a tenth.
 COLLAPSE_FRACTION = 0.1
+#: Lines at the start of a corpus on which a collapse is judged.
+COLLAPSE_SAMPLE_LINES = 20_000
 #: Raw distinct tokens below which no collapse is judged (a toy corpus).
 _COLLAPSE_MIN_TOKENS = 100
 
@@ -104,10 +106,8 @@ class VocabularyCollapse(UserWarning):
 
 def iter_normalized_chunks(
     path: str | Path, max_chars: int | None = None, chunk_lines: int = 20_000, normalize: str = "text8",
-    raw_tokens: set[str] | None = None,
 ) -> Iterator[str]:
     """Normalise a corpus file in chunks of lines, yielding normalised text (text8 by default).
-    ``raw_tokens``, when given, collects the distinct whitespace-separated tokens read.
 
     Chunks are joined by single spaces by the caller (each chunk is stripped). With
     ``max_chars`` the stream stops after that many characters of *normalised* text (counting the
@@ -123,8 +123,6 @@ def iter_normalized_chunks(
             lines = list(itertools.islice(all_lines, chunk_lines))
             if not lines:
                 return
-            if raw_tokens is not None:
-                raw_tokens.update(" ".join(lines).split())
             text = apply(" ".join(lines))
             if not text:
                 continue
@@ -142,15 +140,24 @@ def iter_normalized_chunks(
 
 def read_words(path: str | Path, max_chars: int | None = None, normalize: str = "text8") -> list[str]:
     """The words of a corpus file after normalisation (optionally its first ``max_chars``
-    characters of normalised text); warns (:class:`VocabularyCollapse`) when the normalised
-    vocabulary keeps under :data:`COLLAPSE_FRACTION` of the distinct raw tokens read."""
+    characters of normalised text); warns (:class:`VocabularyCollapse`) when, over the corpus's
+    first :data:`COLLAPSE_SAMPLE_LINES` lines, the normalised vocabulary keeps under
+    :data:`COLLAPSE_FRACTION` of the distinct raw tokens."""
     words: list[str] = []
-    raw: set[str] = set()
-    for chunk in iter_normalized_chunks(path, max_chars, normalize=normalize, raw_tokens=raw):
+    for chunk in iter_normalized_chunks(path, max_chars, normalize=normalize):
         words.extend(chunk.split())
-    kept = len(set(words))
-    if len(raw) >= _COLLAPSE_MIN_TOKENS and kept < COLLAPSE_FRACTION * len(raw):
+    kept, raw = _vocabularies(path, normalize)
+    if raw >= _COLLAPSE_MIN_TOKENS and kept < COLLAPSE_FRACTION * raw:
         others = ", ".join(f"--normalize {name}" for name in NORMALIZERS if name != normalize)
-        warnings.warn(f"{path}: {normalize} normalisation kept {kept:,} distinct words of the {len(raw):,} distinct "
+        warnings.warn(f"{path}: {normalize} normalisation kept {kept:,} distinct words of the {raw:,} distinct "
                       f"tokens read: is the corpus not English prose? Try {others}", VocabularyCollapse, stacklevel=2)
     return words
+
+
+def _vocabularies(path: str | Path, normalize: str) -> tuple[int, int]:
+    """Distinct words after normalisation, and distinct raw tokens, of the corpus's first
+    :data:`COLLAPSE_SAMPLE_LINES` lines: the collapse is a property of the kind of text, which its
+    start shows, so the whole corpus is not split twice."""
+    with contextlib.closing(iter_lines(path, keep_newlines=True)) as lines:
+        sample = " ".join(itertools.islice(lines, COLLAPSE_SAMPLE_LINES))
+    return len(set(normalizer(normalize)(sample).split())), len(set(sample.split()))
