@@ -63,3 +63,24 @@ def test_vpnls_refuses_a_law_without_linear_coordinates_and_asymmetry(runs):
         js.fit(runs, method="vpnls", asymmetry=2.0)
     with pytest.raises(ValueError, match="method must be one of"):
         js.fit(runs, method="vpnl")
+
+
+def test_projected_condition_is_that_of_the_inverse_covariance_of_the_exponents():
+    from jaxscale.determinacy.identifiability import projected_condition
+    from jaxscale.laws import chinchilla
+
+    rng = np.random.default_rng(1)
+    root = rng.normal(size=(5, 5))
+    hessian = root @ root.T + 0.1 * np.eye(5)
+    exponents = [3, 4]  # alpha, beta; the Schur complement's inverse is the inverse's exponent block
+    expected = np.linalg.cond(np.linalg.inv(np.linalg.inv(hessian)[np.ix_(exponents, exponents)]))
+    assert projected_condition(chinchilla.LAW, hessian) == pytest.approx(expected, rel=1e-9)
+    assert projected_condition(js.laws.get("kaplan"), hessian) is None
+
+
+def test_fit_reports_the_projected_condition_number(runs):
+    from jaxscale.determinacy.identifiability import identifiability_text
+
+    ident = js.fit(runs, method="vpnls").identifiability
+    assert ident.condition_projected < ident.condition_hessian / 100
+    assert "projected (linear coordinates solved out)" in "\n".join(identifiability_text(ident.to_dict()))
