@@ -13,14 +13,16 @@ The reference is the law fitted to the whole table by variable projection
 noise-free losses at the budget's sampled sizes: every difference between the optimum it finds
 and N*_law(C) is the rule's error on that grid, not noise. The power law through those implied
 optima of the accepted budgets, against the one through N*_law(C), gives the implied bias of the
-intercept, k_N(implied) / k_N(law) - 1, and of the exponent, a(implied) - a(law). On a centred,
+intercept, N*(implied) / N*(law) - 1 at the budgets' geometric mean (where
+:mod:`~jaxscale.fitting.isoflop_optima` reports the intercept; with an exact exponent it is
+k_N(implied) / k_N(law) - 1 at every budget), and of the exponent, a(implied) - a(law). On a centred,
 symmetric grid this is Open Athena's closed-form vertex shift (their 15 log-spaced sizes within
 a factor k of N*: ``open_athena_bias``), computed here through the law numerically.
 
 **Warnings** (declared before measuring; :class:`GridWarning`):
 
-- ``intercept bias``: the implied intercept bias, in ln k_N, exceeds the half-width of the
-  rule's 95% interval of ln k_N;
+- ``intercept bias``: the implied intercept bias, in ln N*, exceeds the half-width of the
+  rule's 95% interval of ln N* at the budgets' geometric mean;
 - ``exponent bias``: the implied exponent bias exceeds the half-width of the 95% interval of a;
 - ``drifting centre``: the centring's least-squares slope on log10 C, over the accepted budgets,
   exceeds :data:`DRIFT` decades per decade of compute in absolute value: a centre that drifts
@@ -29,6 +31,7 @@ a factor k of N*: ``open_athena_bias``), computed here through the law numerical
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -39,7 +42,7 @@ from jax.typing import ArrayLike
 
 from jaxscale.core.numerics import float64
 from jaxscale.fitting.approach3 import FitResult
-from jaxscale.fitting.isoflop_optima import Profiles, RuleFit, power_law, rule_optima
+from jaxscale.fitting.isoflop_optima import Profiles, RuleFit, pivot_of, power_law, rule_optima
 from jaxscale.laws import chinchilla
 from jaxscale.laws.law import Law
 from jaxscale.optimum.solver import optimal_log_n
@@ -57,8 +60,13 @@ OPEN_ATHENA_BUDGETS = (1e17, 1e18, 1e19, 1e20, 1e21)
 @float64
 def law_optima(law: Law, params: Any, budgets: ArrayLike) -> np.ndarray:
     """N*(C) of ``law`` at ``params`` at each budget (NaN where it has none)."""
-    log_c = jnp.log(jnp.asarray(budgets, jnp.float64))
-    return np.exp(np.asarray(jax.vmap(lambda lc: optimal_log_n(law, params, lc))(log_c)))
+    params = jax.tree.map(lambda v: jnp.asarray(v, jnp.float64), params)
+    return np.exp(np.asarray(_optima(law)(params, jnp.log(jnp.asarray(budgets, jnp.float64)))))
+
+
+@functools.cache
+def _optima(law: Law):
+    return jax.jit(jax.vmap(lambda params, lc: optimal_log_n(law, params, lc), in_axes=(None, 0)))
 
 
 @float64
@@ -123,8 +131,9 @@ def implied_bias(rule: str, data: Profiles, reference: FitResult, accepted: np.n
     n_star = rule_optima(rule, clean, reference=reference)[0][0]
     both = accepted & np.isfinite(n_star)
     truth = law_optima(law, params, data.budgets)
-    a_rule, k_rule = power_law(data.budgets[both], n_star[both])
-    a_law, k_law = power_law(data.budgets[both], truth[both])
+    pivot = pivot_of(data.budgets)
+    a_rule, k_rule = power_law(data.budgets[both], n_star[both], pivot)
+    a_law, k_law = power_law(data.budgets[both], truth[both], pivot)
     if a_rule is None:
         return ImpliedBias(rule, n_star, None, None)
     return ImpliedBias(rule, n_star, float(np.exp(k_rule - k_law) - 1), a_rule - a_law)
@@ -163,15 +172,22 @@ def _half_width(pair: tuple[float, float] | None) -> float | None:
 def _bias_warnings(fit: RuleFit, bias: ImpliedBias) -> list[str]:
     """The intercept- and exponent-bias warnings of one rule (module docstring)."""
     out = []
-    half = _half_width(fit.log_k_interval)
+    half = _half_width(fit.log_n_pivot_interval)
     if bias.intercept_bias is not None and half is not None and abs(np.log1p(bias.intercept_bias)) > half:
         out.append(f"intercept bias: on these grids the law implies the {fit.rule} rule's N* are "
-                   f"{bias.intercept_bias:+.1%} off, beyond its 95% interval's half-width (x{np.exp(half):.3f})")
+                   f"{bias.intercept_bias:+.2%} off, beyond its 95% interval's half-width (x{np.exp(half):.4f})")
     half = _half_width(fit.a_interval)
     if bias.exponent_bias is not None and half is not None and abs(bias.exponent_bias) > half:
         out.append(f"exponent bias: on these grids the law implies the {fit.rule} rule's a is "
                    f"{bias.exponent_bias:+.4f} off, beyond its 95% interval's half-width ({half:.4f})")
     return out
+
+
+def known_law(law: Law, params: Any) -> FitResult:
+    """A law known exactly, as the reference of the diagnostics (synthetic grids): a
+    :class:`~jaxscale.fitting.approach3.FitResult` of no runs at ``params``."""
+    return FitResult(law=law, params=params, vector=np.asarray(law.to_vector(params)), objective=0.0, runs=None,
+                     n_starts=0, n_minimised=0, n_converged=0, seconds=0.0, method="known")
 
 
 def open_athena_bias(k: float, *, sizes: int = OPEN_ATHENA_SIZES, rule: str = "parabola",
@@ -180,13 +196,9 @@ def open_athena_bias(k: float, *, sizes: int = OPEN_ATHENA_SIZES, rule: str = "p
     budgets :data:`OPEN_ATHENA_BUDGETS`) of the Chinchilla surface ``params``, through the law:
     ``d_intercept_bias``, k_D(rule) / k_D - 1 (their D* error, constant across budgets), and
     ``b0_relative_error``, the relative error of b0 in log10 D* = b0 + b log10 C (their table)."""
-    from jaxscale.fitting.approach3 import FitResult as _Fit
-
     law = chinchilla.LAW
     data = synthetic_profiles(law, params, OPEN_ATHENA_BUDGETS, k=k, sizes=sizes)
-    reference = _Fit(law=law, params=params, vector=np.asarray(law.to_vector(params)), objective=0.0, runs=None,
-                     n_starts=0, n_minimised=0, n_converged=0, seconds=0.0)
-    bias = implied_bias(rule, data, reference, np.ones(len(data.budgets), bool))
+    bias = implied_bias(rule, data, known_law(law, params), np.ones(len(data.budgets), bool))
     n_law = law_optima(law, params, data.budgets)
     b, b0 = np.polyfit(np.log10(data.budgets), np.log10(data.budgets / (6 * n_law)), 1)
     d_bias = 1 / (1 + bias.intercept_bias) - 1

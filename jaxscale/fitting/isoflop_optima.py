@@ -2,7 +2,9 @@
 the exponent of N*(C) = k_N C^a through the optima with its interval.
 
 A budget is the runs of one training compute C (:func:`jaxscale.fitting.approach2.isoflop_groups`,
-or a label per run). Its points are (x_i, L_i), x = ln N. Three rules find its optimum x*; each is
+or a label per run). Its points are (x_i, L_i), x = ln N; sizes within :data:`SAME_SIZE` in ln N
+are one size (the extractions of Chinchilla's Figure 3 give the same model as 4.246096e8 and
+4.246099e8: read as two sizes, they made the Akima interpolant overshoot to a loss near 0). Three rules find its optimum x*; each is
 a declared choice, fixed before any was measured on the tables it is judged on:
 
 ``parabola``
@@ -28,7 +30,10 @@ text names the budget, its sizes and why; the exponent is fitted through the acc
 only, and is undefined with fewer than two.
 
 **The power law.** ln N* = ln k_N + a ln C by unweighted least squares through the accepted
-budgets' optima (b = 1 - a for D* = C / (6 N*)).
+budgets' optima (b = 1 - a for D* = C / (6 N*)). Its intercept is reported where the data are,
+as ln N*(C_pivot) at the geometric mean C_pivot of all the table's budgets (the same pivot in
+every resample): k_N itself is the value at C = 1 FLOP, ~20 decades from any run, where an
+error of the exponent dominates whatever it says of the intercept.
 
 **Intervals** (95% percentile over :data:`RESAMPLES` resamples, seed 0 unless given), two kinds:
 
@@ -68,6 +73,8 @@ from jaxscale.tables.table import RunsTable
 RULES = ("parabola", "akima", "law")
 #: The kinds of interval.
 INTERVALS = ("resample", "seed-noise")
+#: Sizes closer than this in ln N are one size (module docstring).
+SAME_SIZE = 1e-4
 #: Distinct sizes a budget needs for any rule.
 MIN_SIZES = 3
 #: Resamples of an interval.
@@ -112,7 +119,19 @@ def profiles(table: RunsTable, groups: ArrayLike | None = None, tol_dex: float =
     labels = (isoflop_groups(c, tol_dex) if groups is None
               else np.unique(np.asarray(groups), return_inverse=True)[1].ravel())
     budgets = np.exp(np.array([np.mean(np.log(c[labels == g])) for g in range(labels.max() + 1)]))
-    return Profiles(np.log(table.n), np.log(table.d), np.asarray(table.loss, np.float64), labels, budgets)
+    log_n = same_sizes(np.log(table.n))
+    return Profiles(log_n, np.log(table.c / 6.0) - log_n, np.asarray(table.loss, np.float64), labels, budgets)
+
+
+def same_sizes(log_n: np.ndarray) -> np.ndarray:
+    """``log_n`` with the sizes closer than :data:`SAME_SIZE` to the previous one (in ascending
+    order) set to their group's smallest."""
+    order = np.argsort(log_n)
+    sorted_x = log_n[order]
+    starts = np.concatenate([[True], np.diff(sorted_x) >= SAME_SIZE])
+    snapped = np.empty_like(log_n)
+    snapped[order] = sorted_x[starts][np.cumsum(starts) - 1]
+    return snapped
 
 
 @dataclass(frozen=True)
@@ -126,9 +145,10 @@ class RuleFit:
         loss_star: the rule's loss at N*, NaN where refused.
         refusals: the budgets refused, each with its range and reason.
         a: the exponent of N* = k_N C^a (None with fewer than two budgets accepted).
-        log_k: ln k_N (None likewise).
+        log_n_pivot: the power law's ln N* at ``pivot`` (None likewise).
+        pivot: the geometric mean of the budgets (module docstring).
         a_interval: its 95% percentile interval over the resamples (None without them).
-        log_k_interval: that of ln k_N.
+        log_n_pivot_interval: that of ln N*(pivot).
         undefined_share: the share of resamples with no exponent (fewer than two budgets).
         interval: ``"resample"`` or ``"seed-noise"``; resamples: how many; sigma: the seed noise.
     """
@@ -139,9 +159,10 @@ class RuleFit:
     loss_star: np.ndarray
     refusals: tuple[Refusal, ...]
     a: float | None
-    log_k: float | None
+    log_n_pivot: float | None
+    pivot: float
     a_interval: tuple[float, float] | None = None
-    log_k_interval: tuple[float, float] | None = None
+    log_n_pivot_interval: tuple[float, float] | None = None
     undefined_share: float = 0.0
     interval: str = "resample"
     resamples: int = 0
@@ -152,8 +173,8 @@ class RuleFit:
         return np.isfinite(self.n_star)
 
     def to_dict(self) -> dict:
-        return {"rule": self.rule, "a": self.a, "a_interval": self.a_interval, "log_k": self.log_k,
-                "log_k_interval": self.log_k_interval, "undefined_share": self.undefined_share,
+        return {"rule": self.rule, "a": self.a, "a_interval": self.a_interval, "pivot": self.pivot,
+                "log_n_pivot": self.log_n_pivot, "log_n_pivot_interval": self.log_n_pivot_interval, "undefined_share": self.undefined_share,
                 "interval": self.interval, "resamples": self.resamples, "sigma": self.sigma,
                 "budgets": [{"C": float(c), "n_star": None if not np.isfinite(n) else float(n),
                              "loss_star": None if not np.isfinite(l) else float(l)}
@@ -263,13 +284,19 @@ def rule_optima(rule: str, data: Profiles, loss: np.ndarray | None = None, weigh
     return np.where(accepted, np.exp(np.where(accepted, x, 0.0)), np.nan), np.where(accepted, l, np.nan), out
 
 
-def power_law(budgets: np.ndarray, n_star: np.ndarray) -> tuple[float | None, float | None]:
-    """(a, ln k_N) of ln N* = ln k_N + a ln C through the finite optima (None, None with fewer than two)."""
+def power_law(budgets: np.ndarray, n_star: np.ndarray, pivot: float) -> tuple[float | None, float | None]:
+    """(a, ln N*(pivot)) of ln N* = ln k_N + a ln C through the finite optima (None, None with
+    fewer than two)."""
     ok = np.isfinite(n_star)
     if ok.sum() < 2:
         return None, None
-    a, log_k = np.polyfit(np.log(budgets[ok]), np.log(n_star[ok]), 1)
-    return float(a), float(log_k)
+    a, at_pivot = np.polyfit(np.log(budgets[ok] / pivot), np.log(n_star[ok]), 1)
+    return float(a), float(at_pivot)
+
+
+def pivot_of(budgets: np.ndarray) -> float:
+    """The geometric mean of the budgets, where the intercept is reported."""
+    return float(np.exp(np.mean(np.log(budgets))))
 
 
 def _draws(kind: str, data: Profiles, resamples: int, sigma: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -294,18 +321,19 @@ def fit_rule(rule: str, data: Profiles, *, reference: FitResult | None = None, i
         raise ValueError(f"sigma must be > 0, got {sigma}")
     n_star, l_star, reasons = (v[0] for v in rule_optima(rule, data, reference=reference))
     refusals = tuple(_refusal(data, j, rule, reasons[j]) for j in range(len(data.budgets)) if reasons[j])
-    a, log_k = power_law(data.budgets, n_star)
-    fit = RuleFit(rule, data.budgets, n_star, l_star, refusals, a, log_k, interval=interval_kind,
+    pivot = pivot_of(data.budgets)
+    a, at_pivot = power_law(data.budgets, n_star, pivot)
+    fit = RuleFit(rule, data.budgets, n_star, l_star, refusals, a, at_pivot, pivot, interval=interval_kind,
                   sigma=sigma if interval_kind == "seed-noise" else None)
     if not resamples:
         return fit
     loss, weights = _draws(interval_kind, data, resamples, sigma, seed)
     drawn = rule_optima(rule, data, loss, weights, reference)[0]
-    laws = np.array([[np.nan if v is None else v for v in power_law(data.budgets, row)] for row in drawn], float)
+    laws = np.array([[np.nan if v is None else v for v in power_law(data.budgets, row, pivot)] for row in drawn], float)
     defined = np.isfinite(laws[:, 0])
     a_ci = tuple(map(float, interval(laws[defined, 0]))) if defined.sum() > 1 else None
     k_ci = tuple(map(float, interval(laws[defined, 1]))) if defined.sum() > 1 else None
-    return RuleFit(**{**fit.__dict__, "a_interval": a_ci, "log_k_interval": k_ci,
+    return RuleFit(**{**fit.__dict__, "a_interval": a_ci, "log_n_pivot_interval": k_ci,
                       "undefined_share": float(1 - defined.mean()), "resamples": resamples})
 
 
