@@ -83,3 +83,58 @@ def test_budgets_with_their_minimum_at_the_edge_are_refused_by_name(x64):
 def test_sizes_extracted_twice_are_one_size():
     x = np.log(np.array([4.246096e8, 4.246099e8, 6.3e8, 6.3e8 * (1 + 2e-4)]))
     assert len(np.unique(same_sizes(x))) == 3
+
+
+def _table(tmp_path, params=EPOCH, **grid):
+    import pandas as pd
+
+    data = synthetic_profiles(LAW, params, BUDGETS, **grid)
+    path = tmp_path / "isoflops.csv"
+    n = np.exp(data.log_n)
+    pd.DataFrame({"params": n, "tokens": np.exp(data.log_d), "loss": data.loss}).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.slow  # a VPNLS fit of a new table compiles its grid and L-BFGS (~10 s on 2 cores)
+def test_the_verb_is_the_command(tmp_path, capsys):
+    import json
+
+    import jaxscale as js
+    from jaxscale.cli import main
+
+    path = _table(tmp_path, k=4.0, noise=0.001)
+    report = js.isoflop(str(path), resamples=RESAMPLES, interval="seed-noise", sigma=0.001)
+    assert isinstance(report, js.IsoflopReport)
+    assert main(["isoflop", str(path), "--bootstrap", str(RESAMPLES), "--interval", "seed-noise", "--sigma", "0.001",
+                 "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    expected = report.to_dict()
+    assert printed["rules"] == expected["rules"] and printed["grid"] == expected["grid"]
+    assert set(report.plot()) == {"isoflop_rules"}
+    assert "a (akima)" in report.text() and report.summary()["quantity"].iloc[0] == "a (parabola)"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--rule", "spline"], "argument --rule: invalid choice"),
+    (["--sigma", "0"], "argument --sigma: must be a finite number > 0"),
+    (["--bootstrap", "1"], "argument --bootstrap"),
+])
+def test_bad_options_exit_2_with_one_line(tmp_path, capsys, argv, message):
+    from jaxscale.cli import main
+
+    path = _table(tmp_path)
+    with pytest.raises(SystemExit) as stopped:
+        main(["isoflop", str(path), *argv])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_verb_refuses_unknown_rules_and_intervals(tmp_path):
+    import jaxscale as js
+
+    path = _table(tmp_path)
+    with pytest.raises(ValueError, match="rules must be among parabola, akima, law"):
+        js.isoflop(str(path), rules=["cubic"])
+    with pytest.raises(ValueError, match="interval must be one of resample, seed-noise"):
+        js.isoflop(str(path), interval="jackknife")
