@@ -160,13 +160,18 @@ def _centring_matrix(law: Law, m: np.ndarray) -> np.ndarray:
 
 def projected_condition(law: Law, hessian: np.ndarray) -> float | None:
     """The condition number of the Schur complement of ``law``'s linear coordinates in ``hessian``
-    (module docstring); None for a law that declares none."""
+    (module docstring); None for a law that declares none, inf where the linear block is singular."""
     if law.linear is None:
         return None
+    if not np.isfinite(hessian).all() or not np.isfinite(condition_number(hessian)):
+        return float("inf")
     linear = [law.param_names.index(c) for c in law.linear.coefficients]
     rest = [i for i in range(law.n_params) if i not in linear]
     h_ll, h_ln, h_nn = hessian[np.ix_(linear, linear)], hessian[np.ix_(linear, rest)], hessian[np.ix_(rest, rest)]
-    return condition_number(h_nn - h_ln.T @ np.linalg.solve(h_ll, h_ln))
+    try:
+        return condition_number(h_nn - h_ln.T @ np.linalg.solve(h_ll, h_ln))
+    except np.linalg.LinAlgError:
+        return float("inf")
 
 
 def equilibrated(matrix: np.ndarray) -> np.ndarray:
