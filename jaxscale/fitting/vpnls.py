@@ -49,9 +49,6 @@ from jaxscale.tables.table import RunsTable
 
 #: Each nonlinear coordinate's grid: 0.02 to 2.00 in steps of 0.02.
 GRID = (0.02, 2.0, 100)
-#: Grid points projected at once (``lax.map``): on Epoch's 240 runs (2-core CPU) the 10,000 points
-#: took 0.04 s in batches of 100, 0.18 s in batches of 1000 and 0.2 s all at once (one vmap).
-GRID_BATCH = 100
 #: Grid points refined by L-BFGS.
 REFINE = 8
 #: Where a linear coordinate solved at 0 starts its refinement (its log is the vector's).
@@ -118,15 +115,29 @@ def grid_vectors(law: Law, nonlinear: jnp.ndarray, coefficients: jnp.ndarray) ->
 
 @functools.cache
 def _grid_stage(law: Law, delta: float):
-    """Steps 1 and 2 at every grid point (jit-compiled): the linear coordinates and the objectives."""
-    return jax.jit(lambda grid, data: jax.lax.map(lambda nl: projected(law, nl, data, delta), grid,
-                                                  batch_size=GRID_BATCH))
+    """Steps 1 and 2 at every grid point (jit-compiled): the linear coordinates and the objectives,
+    (g, k) and (g,) in the order of :func:`exponent_grid`. The first coordinate's values are taken
+    one after the other and the rest vmapped: what depends on the first alone (Chinchilla's N^-alpha
+    column) is left unbatched by ``vmap`` and computed once per value, not once per grid point."""
+    q = len(law.nonlinear_names)
+    axis = jnp.asarray(np.linspace(*GRID))
+    rest = jnp.asarray(np.array(list(itertools.product(np.linspace(*GRID), repeat=q - 1))).reshape(-1, q - 1))
+
+    def row(first: jnp.ndarray, data: FitData) -> tuple[jnp.ndarray, jnp.ndarray]:
+        return jax.vmap(lambda others: projected(law, jnp.concatenate([first[None], others]), data, delta))(rest)
+
+    @jax.jit
+    def stage(data: FitData) -> tuple[jnp.ndarray, jnp.ndarray]:
+        c, values = jax.lax.map(lambda first: row(first, data), axis)
+        return c.reshape(-1, c.shape[-1]), values.reshape(-1)
+
+    return stage
 
 
 def grid_starts(law: Law, data: FitData, delta: float = DELTA, keep: int = REFINE) -> np.ndarray:
     """The ``keep`` grid points of lowest Huber objective (steps 1-2), as the law's vectors."""
     grid = exponent_grid(law)
-    c, values = map(np.asarray, _grid_stage(law, delta)(jnp.asarray(grid), data))
+    c, values = map(np.asarray, _grid_stage(law, delta)(data))
     order = np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")[:keep]
     return grid_vectors(law, grid[order], c[order])
 
