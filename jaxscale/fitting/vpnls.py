@@ -56,9 +56,16 @@ FLOOR = 1e-12
 
 
 def exponent_grid(law: Law) -> np.ndarray:
-    """(g, q) points of :data:`GRID` over the law's q nonlinear coordinates."""
-    axis = np.linspace(*GRID)
-    return np.array(list(itertools.product(axis, repeat=len(law.nonlinear_names))))
+    """(g, q) points of :data:`GRID` over the law's q nonlinear coordinates, the first outermost."""
+    return _product_grid(len(law.nonlinear_names))
+
+
+@functools.cache
+def _product_grid(q: int) -> np.ndarray:
+    axes = np.meshgrid(*[np.linspace(*GRID)] * q, indexing="ij")
+    grid = np.stack([a.ravel() for a in axes], -1)
+    grid.flags.writeable = False
+    return grid
 
 
 def _solve_small(m: jnp.ndarray, v: jnp.ndarray) -> jnp.ndarray:
@@ -121,7 +128,7 @@ def _grid_stage(law: Law, delta: float):
     column) is left unbatched by ``vmap`` and computed once per value, not once per grid point."""
     q = len(law.nonlinear_names)
     axis = jnp.asarray(np.linspace(*GRID))
-    rest = jnp.asarray(np.array(list(itertools.product(np.linspace(*GRID), repeat=q - 1))).reshape(-1, q - 1))
+    rest = jnp.asarray(_product_grid(q - 1)) if q > 1 else jnp.zeros((1, 0))
 
     def row(first: jnp.ndarray, data: FitData) -> tuple[jnp.ndarray, jnp.ndarray]:
         return jax.vmap(lambda others: projected(law, jnp.concatenate([first[None], others]), data, delta))(rest)
