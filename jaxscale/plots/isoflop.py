@@ -42,7 +42,7 @@ def rules_figure(data: Profiles, fits: Mapping[str, RuleFit], diagnostics: GridD
         left.scatter([], [], marker=MARKERS.get(rule, "x"), facecolors="none", edgecolors="black", label=rule)
     left.set_xscale("log")
     left.set_xlabel("N (parameters)")
-    left.set_ylabel("loss")
+    left.set_ylabel("loss (nats per token)")
     left.legend(fontsize=7, ncol=2, title="C (FLOP) / rule", title_fontsize=7)
     left.grid(alpha=0.3)
     c_line = np.geomspace(data.budgets.min(), data.budgets.max(), 50)
