@@ -84,3 +84,9 @@ def test_fit_reports_the_projected_condition_number(runs):
     ident = js.fit(runs, method="vpnls").identifiability
     assert ident.condition_projected < ident.condition_hessian / 100
     assert "projected (linear coordinates solved out)" in "\n".join(identifiability_text(ident.to_dict()))
+
+
+@pytest.mark.slow  # compiles both fits again for a law of one exponent
+def test_vpnls_of_the_tied_law_reaches_approach3s_optimum(runs):
+    law = js.laws.get("chinchilla-tied")
+    assert abs(fit_vpnls(runs, law=law).objective - fit_approach3(runs, law=law).objective) <= 1e-8
