@@ -7,6 +7,11 @@ intercept centred on the runs' mean log input, :mod:`jaxscale.fitting.centring`)
   and of the Fisher information J^T J / sigma^2 of :mod:`jaxscale.determinacy.curvature`, the latter
   equilibrated (scaled to a unit diagonal, D^-1/2 I D^-1/2, so that no coordinate's units enter:
   van der Sluis 1969 showed this scaling within a factor p of the best diagonal one);
+- for a law that declares the coordinates its loss is linear in (:attr:`~jaxscale.laws.law.Law.linear`),
+  the condition number of the Hessian of the projected objective, the linear coordinates minimised
+  out (what variable projection, :mod:`jaxscale.fitting.vpnls`, searches): at the optimum it is the
+  Schur complement of the linear block, H_nn - H_nl H_ll^-1 H_ln, whatever the linear coordinates'
+  parametrisation;
 - the correlations between the coordinates: over the bootstrap refits or the posterior draws when
   there are any, else of the Laplace covariance (the inverse information);
 - the decades spanned by each input of the law (N, D) and by the compute C.
@@ -85,6 +90,8 @@ class Identifiability:
         undefined: parameters on a singular direction, reported as undefined.
         intervals: the 95% interval of each exponent and decision quantity the rules judged.
         warnings: each undetermined quantity, in words.
+        condition_projected: condition number of the projected objective's Hessian (None for a law
+            that declares no linear coordinates).
         residual_scale: the robust scale of the fit's log residuals (0: the law passes through every
             run; NaN where the optimum ran off).
         suggested_runs: (N, D) of runs that would determine them (attached by the verbs).
@@ -100,6 +107,7 @@ class Identifiability:
     intervals: dict[str, tuple[float, float, float]]
     warnings: tuple[str, ...]
     residual_scale: float = math.nan
+    condition_projected: float | None = None
     suggested_runs: tuple[tuple[float, float], ...] = field(default=())
 
     def correlations(self) -> dict[str, float]:
@@ -111,7 +119,7 @@ class Identifiability:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of ``identifiability`` in ``jaxscale fit --json`` and ``bayes --json``."""
         return {"condition_hessian": self.condition_hessian, "condition_information": self.condition_information,
-                "correlation_source": self.correlation_source, "correlations": self.correlations(),
+                "condition_projected": self.condition_projected, "correlation_source": self.correlation_source, "correlations": self.correlations(),
                 "decades": self.decades, "undefined": list(self.undefined),
                 "intervals": {k: list(v) for k, v in self.intervals.items()}, "warnings": list(self.warnings),
                 "residual_scale": None if math.isnan(self.residual_scale) else self.residual_scale,
@@ -133,6 +141,8 @@ def identifiability_text(section: Mapping[str, Any]) -> list[str]:
     lines = [f"  identifiability: condition number {undefined_or(section['condition_hessian'], '.3g')} (Hessian of "
              f"the objective), {undefined_or(section['condition_information'], '.3g')} (equilibrated information); "
              f"decades spanned: {spans}"]
+    if section.get("condition_projected") is not None:
+        lines[0] += f"; {section['condition_projected']:.3g} projected (linear coordinates solved out)"
     strongest = sorted(section["correlations"].items(), key=lambda kv: -abs(kv[1] if kv[1] is not None else 0))[:3]
     lines.append(f"  correlations ({section['correlation_source']}): "
                  + ", ".join(f"{k} {'undefined' if v is None else format(v, '+.2f')}" for k, v in strongest))
@@ -146,6 +156,22 @@ def identifiability_text(section: Mapping[str, Any]) -> list[str]:
 def _centring_matrix(law: Law, m: np.ndarray) -> np.ndarray:
     """(p, p) T with theta = T u: the law's vector of the centred vector u (a linear map)."""
     return np.stack([np.asarray(uncentre(law, e, m)) for e in np.eye(law.n_params)], -1)
+
+
+def projected_condition(law: Law, hessian: np.ndarray) -> float | None:
+    """The condition number of the Schur complement of ``law``'s linear coordinates in ``hessian``
+    (module docstring); None for a law that declares none, inf where the linear block is singular."""
+    if law.linear is None:
+        return None
+    if not np.isfinite(hessian).all() or not np.isfinite(condition_number(hessian)):
+        return float("inf")
+    linear = [law.param_names.index(c) for c in law.linear.coefficients]
+    rest = [i for i in range(law.n_params) if i not in linear]
+    h_ll, h_ln, h_nn = hessian[np.ix_(linear, linear)], hessian[np.ix_(linear, rest)], hessian[np.ix_(rest, rest)]
+    try:
+        return condition_number(h_nn - h_ln.T @ np.linalg.solve(h_ll, h_ln))
+    except np.linalg.LinAlgError:
+        return float("inf")
 
 
 def equilibrated(matrix: np.ndarray) -> np.ndarray:
@@ -292,7 +318,7 @@ def identifiability(fit: FitResult, draws: Draws | None = None) -> Identifiabili
                            correlation=corr, correlation_source=source, decades=spans, undefined=undefined,
                            intervals=judged,
                            warnings=_warnings(law, judged, corr, names, spans, undefined, condition),
-                           residual_scale=float(sigma))
+                           residual_scale=float(sigma), condition_projected=projected_condition(law, np.asarray(hessian)))
 
 
 @float64

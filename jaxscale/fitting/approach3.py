@@ -104,7 +104,8 @@ class FitResult:
     unconstrained coordinates of the optimum); ``runs`` the table fitted; ``objective``
     the weighted Huber sum at the optimum; of the ``n_starts`` starts, ``n_minimised`` passed
     the screen and ``n_converged`` of those converged (on the screen's subsample, for a table of
-    more than :data:`SUBSAMPLE` rows). ``curvature``: the L-BFGS curvature pairs
+    more than :data:`SUBSAMPLE` rows). ``method``: ``approach3``, or ``vpnls`` for a fit by variable
+    projection (:mod:`jaxscale.fitting.vpnls`). ``curvature``: the L-BFGS curvature pairs
     the best start ended with, in the centred coordinates of these runs
     (:mod:`jaxscale.fitting.centring`); refits of resampled runs start from them."""
 
@@ -120,6 +121,7 @@ class FitResult:
     delta: float = DELTA
     asymmetry: float | None = None
     curvature: lbfgs.Memory | None = None
+    method: str = "approach3"
 
     @property
     def n_points(self) -> int:
