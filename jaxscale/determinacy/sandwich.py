@@ -65,6 +65,24 @@ def psi_slope(residuals: np.ndarray, delta: float) -> float:
     return float(np.mean(ndtr((delta - residuals) / h) - ndtr((-delta - residuals) / h)))
 
 
+def _positive(residuals: np.ndarray, weights: ArrayLike | None) -> np.ndarray:
+    """The rows of positive weight (all rows without weights)."""
+    return np.ones(len(residuals), bool) if weights is None else np.asarray(weights) > 0
+
+
+def run_scale(residuals: ArrayLike, delta: float, p: int, weights: ArrayLike | None = None) -> float:
+    """The scale s of one run's log loss as the sandwich sees it, s^2 = n/(n - p) mean psi(r)^2 /
+    E[psi']^2 over the rows of positive weight (for runs of equal leverage the sandwich is
+    s^2 (J^T J)^-1); inf with n <= p."""
+    r = np.asarray(residuals, np.float64)
+    used = _positive(r, weights)
+    n = int(used.sum())
+    if n <= p:
+        return math.inf
+    slope = psi_slope(r[used] * math.sqrt(n / (n - p)), delta)
+    return math.sqrt(n / (n - p) * np.mean(np.clip(r[used], -delta, delta) ** 2)) / slope
+
+
 def sandwich(jacobian: ArrayLike, residuals: ArrayLike, delta: float, weights: ArrayLike | None = None) -> np.ndarray:
     """(p, p) H^-1 M H^-1 of a Huber fit (module docstring) from its prediction Jacobian (n, p),
     its log residuals (n,) and row ``weights`` (default ones; rows of weight 0 count for nothing).
