@@ -53,9 +53,13 @@ def ratio_distance(law: Law, params, n: ArrayLike, d: ArrayLike) -> np.ndarray:
 
 def scale_by_distance(t: ArrayLike, residuals: ArrayLike, weights: ArrayLike | None = None) -> tuple[float, float]:
     """(c0, c1) of sigma(t) = c0 + c1 t, non-negative least squares of sqrt(pi/2)|r| on (1, t) over
-    the rows of positive weight; (1, 0) where both come out 0."""
+    the rows of positive weight with a finite residual; (1, 0) where both come out 0 or fewer
+    than two such rows are left."""
     t, r = np.asarray(t, np.float64), np.asarray(residuals, np.float64)
     used = np.ones(len(r), bool) if weights is None else np.asarray(weights) > 0
+    used &= np.isfinite(r) & np.isfinite(t)  # a fit run off to infinity predicts no loss
+    if used.sum() < 2:
+        return 1.0, 0.0
     design = np.stack([np.ones(used.sum()), t[used]], axis=1)
     (c0, c1), _ = nnls(design, math.sqrt(math.pi / 2) * np.abs(r[used]))
     return (1.0, 0.0) if c0 == 0 and c1 == 0 else (float(c0), float(c1))
