@@ -28,8 +28,8 @@ DECLARED RULES (committed before any coverage was measured):
 - The 95% interval of a coordinate or of a smooth function q(theta) of it (an exponent, a
   closed form such as Chinchilla's a) is q -/+ t SE, SE by the delta method through the
   sandwich and t the 0.975 quantile of Student's t with n - p degrees of freedom.
-- With n <= p there is no residual left to estimate the scale from: the covariance is undefined
-  (infinite), never a number.
+- With n <= p there is no residual left to estimate the scale from, and a fit run off to infinity
+  predicts no loss: the covariance is undefined (infinite), never a number.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def sandwich(jacobian: ArrayLike, residuals: ArrayLike, delta: float, weights: A
     w = np.ones(len(r)) if weights is None else np.asarray(weights, np.float64)
     used = w > 0
     n, p = int(used.sum()), j.shape[1]
-    if n <= p:
+    if n <= p or not np.all(np.isfinite(r[used])):  # no residual left, or a fit run off to infinity
         return np.full((p, p), np.inf)
     slope = psi_slope(r[used] * math.sqrt(n / (n - p)), delta)
     bread = laplace_covariance(slope * (j * w[:, None]).T @ j)

@@ -267,7 +267,7 @@ def plan_runs(law: Law, target: Target, n: ArrayLike, d: ArrayLike, budget: floa
         n, d: candidate model sizes and token counts, [k] each.
         budget: FLOP the new runs may spend together.
         fit: the Approach-3 fit of the runs so far (its law must be ``law``): the plan starts from
-            its robust belief (:func:`robust_belief`); None: from the law's priors.
+            its robust belief (:func:`~jaxscale.planning.selection.robust_belief`); None: from the law's priors.
         sigma: the per-run scale of log loss; default the sandwich's at the fit, or :data:`NOISE`.
         max_runs: stop after this many runs (default: when the budget is spent).
 
