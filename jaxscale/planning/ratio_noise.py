@@ -31,6 +31,7 @@ ran with them):
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from jax.typing import ArrayLike
@@ -42,7 +43,7 @@ from jaxscale.laws.law import Law
 from jaxscale.optimum.allocation import optimal_allocation
 
 
-def ratio_distance(law: Law, params, n: ArrayLike, d: ArrayLike) -> np.ndarray:
+def ratio_distance(law: Law, params: NamedTuple, n: ArrayLike, d: ArrayLike) -> np.ndarray:
     """t = |log(D/N) - log(D*/N*)| at each run's own compute (module docstring); 0 where undefined."""
     n, d = np.asarray(n, np.float64), np.asarray(d, np.float64)
     optimum = optimal_allocation(law, params, 6.0 * n * d)
