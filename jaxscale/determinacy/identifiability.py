@@ -13,7 +13,8 @@ intercept centred on the runs' mean log input, :mod:`jaxscale.fitting.centring`)
   Schur complement of the linear block, H_nn - H_nl H_ll^-1 H_ln, whatever the linear coordinates'
   parametrisation;
 - the correlations between the coordinates: over the bootstrap refits or the posterior draws when
-  there are any, else of the Laplace covariance (the inverse information);
+  there are any, else of the sandwich covariance of the Huber fit
+  (:mod:`jaxscale.determinacy.sandwich`);
 - the decades spanned by each input of the law (N, D) and by the compute C.
 
 The rules below were declared before they were measured on any table.
@@ -30,7 +31,8 @@ undefined, never as numbers.
 **Warnings: a quantity not determined.** The law's exponents and its allocation exponents
 (:data:`DECISION_QUANTITIES`, Chinchilla's a = beta / (alpha + beta) and b) are not determined by the
 runs where the width of their 95% interval (bootstrap percentile, posterior HDI, or else the
-Laplace estimate -/+ 1.96 standard errors, by the delta method for a and b) exceeds
+estimate -/+ t standard errors of the sandwich covariance, by the delta method, t Student's with
+n - p degrees of freedom: :mod:`jaxscale.determinacy.sandwich`) exceeds
 :data:`UNDETERMINED_WIDTH` (1) times the estimate's magnitude: +-50% or more. At that width the
 allocation exponent a may be 0.25 or 0.75, a choice between a compute-optimal model that grows
 mostly by data and one that grows mostly by parameters, and the runs have not decided it. The
@@ -56,7 +58,8 @@ import numpy as np
 from jaxscale.core.numerics import float64
 from jaxscale.fitting.approach3 import FitResult
 from jaxscale.fitting.centring import centre, centres, uncentre
-from jaxscale.determinacy.curvature import condition_number, correlation, curvature, laplace_covariance, robust_sigma
+from jaxscale.determinacy.curvature import condition_number, correlation, curvature, robust_sigma
+from jaxscale.determinacy.sandwich import degrees_of_freedom, fit_sandwich, t_quantile
 from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
 from jaxscale.support.compiled_programs import persistent_jit
@@ -72,8 +75,6 @@ UNDETERMINED_WIDTH = 1.0
 SEPARATION_CORRELATION = 0.9
 #: Closed forms checked beside the exponents: the allocation exponents N* ~ C^a, D* ~ C^b.
 DECISION_QUANTITIES = ("a", "b")
-#: The normal quantile of a central 95% interval.
-Z95 = 1.959963984540054
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ class Identifiability:
         condition_hessian: condition number of the objective's Hessian in those coordinates.
         condition_information: condition number of the equilibrated Fisher information.
         correlation: (p, p) correlations of the coordinates.
-        correlation_source: ``"bootstrap"``, ``"posterior"`` or ``"laplace"``.
+        correlation_source: ``"bootstrap"``, ``"posterior"`` or ``"sandwich"``.
         decades: decades spanned by each input of the law, and by C for a law of N and D.
         undefined: parameters on a singular direction, reported as undefined.
         intervals: the 95% interval of each exponent and decision quantity the rules judged.
@@ -225,14 +226,16 @@ def _log_residuals(law: Law, theta: jnp.ndarray, log_x: tuple[jnp.ndarray, ...],
     return log_y - law.log_loss(law.from_vector(theta), *log_x)
 
 
-def _delta_intervals(law: Law, vector: np.ndarray, covariance: np.ndarray) -> dict[str, tuple[float, float, float]]:
-    """Laplace intervals (estimate -/+ 1.96 SE, delta method) of the exponents and decision quantities."""
+def _delta_intervals(law: Law, vector: np.ndarray, covariance: np.ndarray,
+                     quantile: float) -> dict[str, tuple[float, float, float]]:
+    """Intervals estimate -/+ ``quantile`` SE (delta method through ``covariance``) of the exponents
+    and decision quantities."""
     theta = np.asarray(vector, np.float64)  # a host array: converting it compiles nothing
     names = tuple(_judged_names(law, theta))
     values, grad = (np.asarray(a) for a in _quantities_and_jacobian(law, names, theta))
     with np.errstate(invalid="ignore"):
         se = np.sqrt(np.einsum("qi,ij,qj->q", grad, covariance, grad))
-    return {k: (float(v), float(v - Z95 * s), float(v + Z95 * s)) for k, v, s in zip(names, values, se)}
+    return {k: (float(v), float(v - quantile * s), float(v + quantile * s)) for k, v, s in zip(names, values, se)}
 
 
 def _input_of(law: Law, exponent: str) -> str | None:
@@ -278,7 +281,7 @@ def identifiability(fit: FitResult, draws: Draws | None = None) -> Identifiabili
         fit: an Approach-3 fit.
         draws: its bootstrap refits or a posterior of the same law on the same runs
             (:class:`~jaxscale.laws.draws.Draws`): the correlations and 95% intervals come from
-            them; None: from the Laplace covariance at the fit.
+            them; None: from the sandwich covariance at the fit (:mod:`jaxscale.determinacy.sandwich`).
 
     Returns:
         The :class:`Identifiability`.
@@ -286,7 +289,7 @@ def identifiability(fit: FitResult, draws: Draws | None = None) -> Identifiabili
     law, names = fit.law, fit.law.vector_names
     spans = decades(law, fit)
     p = law.n_params
-    source = "laplace" if draws is None else ("bootstrap" if draws.kind == "bootstrap" else "posterior")
+    source = "sandwich" if draws is None else ("bootstrap" if draws.kind == "bootstrap" else "posterior")
     if fit.infinite_parameters():  # the optimum ran off: no curvature there
         nan = np.full((p, p), np.nan)
         return Identifiability(names, np.inf, np.inf, nan, source, spans, tuple(fit.infinite_parameters()), {}, ())
@@ -302,8 +305,11 @@ def identifiability(fit: FitResult, draws: Draws | None = None) -> Identifiabili
     undefined_coords = weak_coordinates(info, names)
     undefined = tuple(f for f, v in zip(law.param_names, names) if v in undefined_coords)
     if draws is None:
-        corr = correlation(laplace_covariance(info))
-        judged = _delta_intervals(law, np.asarray(fit.vector), np.asarray(curv.covariance) * float(sigma > 0))
+        robust = fit_sandwich(fit)
+        t_inv = np.linalg.inv(t)  # theta = T u: the centred coordinates' covariance is T^-1 Sigma T^-T
+        corr = correlation(t_inv @ robust @ t_inv.T)
+        quantile = t_quantile(degrees_of_freedom(data.weights, p))
+        judged = _delta_intervals(law, np.asarray(fit.vector), robust, quantile)
     else:
         u = np.asarray(centre(law, np.asarray(law.to_vector(draws.used), np.float64), m))
         u = u[np.all(np.isfinite(u), axis=1)]
