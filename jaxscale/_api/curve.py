@@ -311,7 +311,8 @@ def _multipower_text(numbers: dict[str, Any]) -> list[str]:
         lines.append(f"fit rule held-out: penalty lambda {rule['chosen']:g} on log C, beta, gamma, chosen by holding out "
                      f"each of {', '.join(rule['held_out_runs'])} (mean held-out error by lambda: {scores})")
         lines.append(f"{rule['interval_level']:.0%} predictive intervals (predicted x (1 +/- {rule['interval_half_width']:.3%})) "
-                     f"cover {_cell(numbers['interval_coverage'])} of the predicted checkpoints")
+                     "cover " + ("undefined" if numbers["interval_coverage"] is None else f"{numbers['interval_coverage']:.1%}")
+                     + " of the predicted checkpoints")
     if numbers["undetermined"]:
         lines.append(f"WARNING: {numbers['undetermined']}")
     return lines

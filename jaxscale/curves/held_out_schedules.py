@@ -172,7 +172,7 @@ def drop_penalty(weight: float) -> multipower_fit.Penalty:
 
 
 def fit_multipower_held_out(table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Sequence[str],
-                            predicted: Sequence[str], *, penalties: Sequence[float] = PENALTIES
+                            predicted: Sequence[str], *, penalties: Sequence[float] | None = None
                             ) -> multipower_fit.MultiPowerFit:
     """The multi-power law under the rule: the penalty of :data:`PENALTIES` whose fits to all
     fitted runs but one predict the one held out best, refitted to every fitted run, with
@@ -183,7 +183,8 @@ def fit_multipower_held_out(table: RunsTable, lrs: Mapping[str, np.ndarray], fit
         lrs: each run's rates eta_1..eta_T.
         fitted: the runs fitted (at least two).
         predicted: the runs predicted.
-        penalties: the candidates' weights lambda, the least regularised first.
+        penalties: the candidates' weights lambda, the least regularised first (default
+            :data:`PENALTIES`).
 
     Returns:
         A :class:`~jaxscale.curves.multipower_fit.MultiPowerFit` whose ``rule`` holds the choice
@@ -195,7 +196,7 @@ def fit_multipower_held_out(table: RunsTable, lrs: Mapping[str, np.ndarray], fit
         fit = multipower_fit.fit_multipower(table, lrs, others, [held], penalty=drop_penalty(weight))
         return _relative_errors(fit.predictions[~fit.predictions["fitted"]])
 
-    choice = choose(tuple(penalties), fitted, score)
+    choice = choose(tuple(PENALTIES if penalties is None else penalties), fitted, score)
     fit = multipower_fit.fit_multipower(table, lrs, fitted, predicted, penalty=drop_penalty(choice.candidate))
     return dataclasses.replace(fit, predictions=with_intervals(fit.predictions, choice.half_width),
                                rule={"penalty": "lambda on log C, beta, gamma", **choice.to_dict()},
