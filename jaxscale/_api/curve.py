@@ -307,7 +307,7 @@ def _multipower_text(numbers: dict[str, Any]) -> list[str]:
                  f"per-run mean {_cell(numbers['run_mare'])}, max {_cell(numbers['curve_max_are'])}")
     if "rule" in numbers:
         rule = numbers["rule"]
-        scores = ", ".join(f"{s['candidate']:g}: {s['score']:.3%}" for s in rule["scores"])
+        scores = ", ".join(f"{s['candidate']:g}: {_cell(s['score'])}" for s in rule["scores"])
         lines.append(f"fit rule held-out: penalty lambda {rule['chosen']:g} on log C, beta, gamma, chosen by holding out "
                      f"each of {', '.join(rule['held_out_runs'])} (mean held-out error by lambda: {scores})")
         lines.append(f"{rule['interval_level']:.0%} predictive intervals (predicted x (1 +/- {rule['interval_half_width']:.3%})) "

@@ -90,9 +90,13 @@ class HeldOutChoice(Generic[Candidate]):
         return self.candidates[self.chosen]
 
     def to_dict(self) -> dict:
-        """Plain numbers: each candidate's score (mean over held-out runs) and per-run errors."""
+        """Plain numbers: each candidate's score (mean over held-out runs) and per-run errors (None
+        where a held-out prediction is undefined)."""
+        def number(value: float) -> float | None:
+            return float(value) if np.isfinite(value) else None
+
         return {"held_out_runs": list(self.runs), "chosen": self.candidates[self.chosen],
-                "scores": [{"candidate": c, "score": float(np.mean(s)), "per_run": [float(v) for v in s]}
+                "scores": [{"candidate": c, "score": number(np.mean(s)), "per_run": [number(v) for v in s]}
                            for c, s in zip(self.candidates, self.scores)],
                 "interval_level": LEVEL, "interval_half_width": self.half_width}
 

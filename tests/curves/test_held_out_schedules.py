@@ -63,3 +63,13 @@ def test_the_rule_fits_predicts_and_covers_noisy_curves():
     assert 0.8 <= summary["interval_coverage"] <= 0.99
     assert rule["interval_half_width"] == pytest.approx(1.65e-3, rel=0.3)
     assert set(fit.errors()["coverage"].index) and "predicted_lo" in fit.predictions
+
+
+def test_a_candidate_with_an_undefined_held_out_prediction_is_not_chosen_and_reported_undefined():
+    def score(candidate, others, held):
+        return np.array([np.nan, 0.0]) if candidate == "bad" else np.full(2, 0.02)
+
+    choice = ho.choose(["bad", "good"], ["x", "y"], score)
+    assert choice.candidate == "good"
+    numbers = choice.to_dict()
+    assert numbers["scores"][0]["score"] is None and numbers["scores"][0]["per_run"] == [None, None]
