@@ -41,6 +41,7 @@ def test_every_held_out_run_weighs_the_same_in_the_interval():
     assert ho.weighted_quantile([long, short], 0.4) == pytest.approx(0.001)
 
 
+@pytest.mark.slow  # three fits of the law: tens of seconds on two cores
 def test_a_heavy_penalty_holds_the_drop_at_its_centre_and_none_leaves_the_optimum():
     table, lrs = _table(noise=1e-3)
     plain = mc.fit_multipower(table, lrs, FITTED, PREDICTED)
