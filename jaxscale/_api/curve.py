@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 #: The laws of whole curves (registry names).
 CURVE_LAWS = ("lr-annealing", "multipower")
 
+#: How the multi-power law is fitted: the held-out rule, or the objective's minimum.
+FIT_RULES = ("held-out", "optimum")
+
 #: The schedule columns that arguments of :func:`curve` fill where a table lacks them.
 SCHEDULE_COLUMNS = ("schedule", "warmup_steps", "final_fraction")
 
@@ -196,7 +199,8 @@ def curve(runs: Runs, *, law: str = "lr-annealing", protocol: str | None = None,
           group_by: str | None = None, decay: float = 0.999, fit_decay: bool = False,
           skip_warmups: float | None = None, lr_source: str = "named", schedule: str | None = None,
           warmup_steps: int | None = None, final_fraction: float | None = None, every_checkpoint: bool = False,
-          bootstrap: int = 0, seed: int = 0, reading: Mapping[str, Any] | None = None) -> CurveReport:
+          bootstrap: int = 0, seed: int = 0, fit_rule: str = "held-out",
+          reading: Mapping[str, Any] | None = None) -> CurveReport:
     """Fit a law of whole curves to the runs of some schedules and predict the runs of others.
 
     The learning-rate annealing law L(s) = L0 + A S1^-alpha - C S2 (Tissue et al. 2024) is fitted
@@ -229,6 +233,10 @@ def curve(runs: Runs, *, law: str = "lr-annealing", protocol: str | None = None,
         bootstrap: moving-block resamples of each fitted run's checkpoints behind 95% intervals
             of alpha and of every prediction (0: none).
         seed: the resamples' seed.
+        fit_rule: how the multi-power law is fitted: ``"held-out"`` (the rule of
+            :mod:`jaxscale.curves.held_out_schedules`: its penalty chosen by holding one fitted run
+            out at a time, 90% predictive intervals; needs two fitted runs) or ``"optimum"`` (the
+            Huber objective's minimum, no intervals).
         reading: how to read ``runs`` given as a path or DataFrame: keywords of
             :func:`jaxscale.load_runs` (``n``, ``loss``, ``where``, ``run_by``, ``kind``, ...).
 
@@ -246,6 +254,11 @@ def curve(runs: Runs, *, law: str = "lr-annealing", protocol: str | None = None,
     fitted, predicted = _ids(fit_runs), _ids(predict)
     fills = {k: v for k, v in zip(SCHEDULE_COLUMNS, (schedule, warmup_steps, final_fraction)) if v is not None}
     source, plan = _plan(runs, law, protocol, fitted, predicted, group_by, fills, lr_source)
+    if fit_rule not in FIT_RULES:
+        raise ValueError(f"fit_rule must be one of {', '.join(FIT_RULES)}; got {fit_rule!r}")
+    if law == "multipower" and fit_rule == "held-out" and len(fitted) == 1:
+        raise ValueError("fit_rule held-out holds one fitted run out at a time: it needs two runs in fit_runs "
+                         "(--fit-runs); with one, use fit_rule optimum (--fit-rule optimum)")
     if law == "multipower" and plan["split"] != "explicit":
         raise ValueError("law multipower fits the runs fit_runs (--fit-runs) and predicts the runs predict "
                          "(--predict): name them")
@@ -259,9 +272,10 @@ def curve(runs: Runs, *, law: str = "lr-annealing", protocol: str | None = None,
     common = {"origin": origin, "law": law, "protocol": plan["protocol"], "lr_source": lr_source,
               "bootstrap": bootstrap, "seed": seed}
     if law == "multipower":
+        from jaxscale.curves.held_out_schedules import fit_multipower_held_out
         from jaxscale.curves.multipower_fit import fit_multipower
 
-        fit = fit_multipower(table, lrs, fitted, predicted)
+        fit = (fit_multipower_held_out if fit_rule == "held-out" else fit_multipower)(table, lrs, fitted, predicted)
         return CurveReport(**common, fits=(), multipower=fit, skip_warmups=0, every_checkpoint=None,
                            seconds=time.perf_counter() - start)
     split = {"sweep": lc.sweep_split, "longest": lc.longest_split}.get(plan["split"]) or lc.explicit_split(
@@ -292,6 +306,14 @@ def _multipower_text(numbers: dict[str, Any]) -> list[str]:
               f"{_cell(r['max_are'])} |" for r in numbers["runs"]]
     lines.append(f"over every predicted checkpoint ({numbers['predicted_points']}): mean {_cell(numbers['curve_mare'])}, "
                  f"per-run mean {_cell(numbers['run_mare'])}, max {_cell(numbers['curve_max_are'])}")
+    if "rule" in numbers:
+        rule = numbers["rule"]
+        scores = ", ".join(f"{s['candidate']:g}: {_cell(s['score'])}" for s in rule["scores"])
+        lines.append(f"fit rule held-out: penalty lambda {rule['chosen']:g} on log C, beta, gamma, chosen by holding out "
+                     f"each of {', '.join(rule['held_out_runs'])} (mean held-out error by lambda: {scores})")
+        lines.append(f"{rule['interval_level']:.0%} predictive intervals (predicted x (1 +/- {rule['interval_half_width']:.3%})) "
+                     "cover " + ("undefined" if numbers["interval_coverage"] is None else f"{numbers['interval_coverage']:.1%}")
+                     + " of the predicted checkpoints")
     if numbers["undetermined"]:
         lines.append(f"WARNING: {numbers['undetermined']}")
     return lines

@@ -1,7 +1,8 @@
 """``jaxscale.schedule``: the learning-rate schedule a multi-power law predicts to end lowest.
 
-The law is a parameter set (a fit's, :func:`jaxscale.curves.multipower_fit.fit_multipower`) or a
-published set (``luo-25m``: Luo et al. 2025's 25M model); the schedule is optimised through it by
+The law is a parameter set (a fit's: :func:`jaxscale.curve` with ``law="multipower"`` fits by the
+rule of :mod:`jaxscale.curves.held_out_schedules`, ``fit_rule="optimum"`` by
+:func:`jaxscale.curves.multipower_fit.fit_multipower`) or a published set (``luo-25m``: Luo et al. 2025's 25M model); the schedule is optimised through it by
 :func:`jaxscale.optimum.best_schedule.optimal_schedule` and compared with cosine and WSD.
 """
 
@@ -77,8 +78,8 @@ def schedule(params: multipower.MultiPowerParams | None = None, *, published: st
 
     Args:
         params: the multi-power law's parameters, e.g. a fit's
-            (:func:`jaxscale.curves.multipower_fit.fit_multipower` ``(...).params``); or None with
-            ``published``.
+            (``jaxscale.curve(runs, law="multipower", fit_runs=...).multipower.params``, by the
+            held-out rule); or None with ``published``.
         published: a published parameter set instead: ``"luo-25m"`` (Luo et al.'s 25M model).
         steps: the schedule's length in steps, warmup included.
         peak_lr: the peak learning rate eta_max.

@@ -341,3 +341,11 @@ def report(result: Any, args: argparse.Namespace) -> int:
     else:
         print(result.text(files or ()))
     return 0
+
+
+def add_fit_rule(p: argparse.ArgumentParser) -> None:
+    """--fit-rule: how the multi-power law is fitted (``jaxscale curve``, ``jaxscale schedule``)."""
+    p.add_argument("--fit-rule", choices=("held-out", "optimum"), default="held-out",
+                   help="multi-power law: held-out (its penalty on the loss drop's shape chosen by holding one "
+                   "fitted run out at a time, with 90%% predictive intervals; needs two fitted runs) or optimum "
+                   "(the Huber objective's minimum) (default: %(default)s)")

@@ -50,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     o.add_bootstrap(p, what="moving-block resamples of each fitted run's checkpoints behind 95%% intervals of "
                     "alpha and of every prediction, and how many predicted final losses they cover")
     o.add_seed(p)
+    o.add_fit_rule(p)
     o.add_out(p, "the figure of the fitted and predicted curves (curves.png)")
     o.add_json(p)
     p.set_defaults(run=run)
@@ -63,5 +64,5 @@ def run(args: argparse.Namespace) -> int:
                    group_by=args.group_by, decay=args.decay, fit_decay=args.fit_decay, skip_warmups=args.skip_warmups,
                    lr_source=args.lr_source, schedule=args.schedule, warmup_steps=args.warmup_steps,
                    final_fraction=args.final_fraction, every_checkpoint=args.every_checkpoint,
-                   bootstrap=args.bootstrap, seed=args.seed, reading=o.reading(args))
+                   bootstrap=args.bootstrap, seed=args.seed, fit_rule=args.fit_rule, reading=o.reading(args))
     return o.report(result, args)

@@ -26,6 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--lr-source", choices=("named", "recorded"), default="recorded",
                    help="per-step rates of the fitted runs: from their schedule columns, or interpolated from "
                    "their learning_rate column (default: %(default)s)")
+    o.add_fit_rule(p)
     p.add_argument("--steps", type=o.at_least(1), required=True, metavar="T", help="length of the schedule in steps")
     p.add_argument("--peak-lr", type=o.positive, required=True, metavar="ETA", help="the peak learning rate")
     p.add_argument("--warmup-steps", type=o.at_least(0), default=0, metavar="W", help="linear warmup steps (default: 0)")
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         from jaxscale import curve
 
         params = curve(args.runs, law="multipower", fit_runs=args.fit_runs, lr_source=args.lr_source,
-                       reading=o.reading(args)).multipower.params
+                       fit_rule=args.fit_rule, reading=o.reading(args)).multipower.params
     result = schedule(params, published=args.published, steps=args.steps, peak_lr=args.peak_lr,
                       warmup_steps=args.warmup_steps, iterations=args.iterations)
     return o.report(result, args)

@@ -133,9 +133,28 @@ def embed(free: jnp.ndarray, indices: tuple[int, ...], values: jnp.ndarray) -> j
                       if i in indices else next(columns) for i in range(len(multipower.LOG_SCALE))], -1)
 
 
-def _free_objective(free: jnp.ndarray, data: tuple[CurveData, jnp.ndarray], indices: tuple[int, ...]) -> jnp.ndarray:
-    curves, values = data
-    return objective(embed(free, indices, values), curves)
+class Penalty(NamedTuple):
+    """A quadratic penalty sum_i weight_i (theta_i - centre_i)^2 added to the objective, over the
+    whole vector (:func:`jaxscale.laws.multipower.to_vector` coordinates; a weight of 0 leaves a
+    coordinate free): a Gaussian prior's negative log density, up to a constant."""
+
+    centre: jnp.ndarray
+    weight: jnp.ndarray
+
+
+#: No penalty: the objective alone.
+NO_PENALTY = Penalty(np.zeros(len(multipower.LOG_SCALE)), np.zeros(len(multipower.LOG_SCALE)))
+
+
+def penalised(theta: jnp.ndarray, data: CurveData, penalty: Penalty) -> jnp.ndarray:
+    """:func:`objective` plus ``penalty`` at ``theta``."""
+    return objective(theta, data) + jnp.sum(penalty.weight * (theta - penalty.centre) ** 2)
+
+
+def _free_objective(free: jnp.ndarray, data: tuple[CurveData, jnp.ndarray, Penalty],
+                    indices: tuple[int, ...]) -> jnp.ndarray:
+    curves, values, penalty = data
+    return penalised(embed(free, indices, values), curves, penalty)
 
 
 @functools.cache
@@ -155,7 +174,8 @@ def _values(indices: tuple[int, ...]) -> Any:
 class MultiPowerFit:
     """The law fitted to the ``fitted`` runs (``params``, ``objective``, ``n_converged`` of the
     ``n_minimised`` starts minimised; ``fixed`` the parameters held at given values) and its prediction of every checkpoint of the fitted and the
-    ``predicted`` runs (``predictions``: run_id, step, loss, predicted, fitted)."""
+    ``predicted`` runs (``predictions``: run_id, step, loss, predicted, fitted; under the rule of
+    :mod:`jaxscale.curves.held_out_schedules`, predicted_lo and predicted_hi, and ``rule`` its choice)."""
 
     params: multipower.MultiPowerParams
     objective: float
@@ -167,14 +187,25 @@ class MultiPowerFit:
     predicted: tuple[str, ...]
     predictions: pd.DataFrame
     seconds: float
+    rule: dict[str, Any] | None = None
+
+    def _inside(self) -> pd.Series | None:
+        """Whether each observed loss lies in its predictive interval, or None without intervals."""
+        if "predicted_lo" not in self.predictions:
+            return None
+        p = self.predictions
+        return (p["predicted_lo"] <= p[rs.LOSS]) & (p[rs.LOSS] <= p["predicted_hi"])
 
     def errors(self) -> pd.DataFrame:
         """Per run: its checkpoints, whether it was fitted, and the mean and largest relative error
-        |Lhat / L - 1| over them (None where a prediction is undefined: the law's loss <= 0)."""
+        |Lhat / L - 1| over them (None where a prediction is undefined: the law's loss <= 0); with
+        predictive intervals (``rule``), the fraction of its checkpoints inside them."""
         frame = self.predictions.assign(error=(self.predictions["predicted"] / self.predictions[rs.LOSS] - 1).abs())
-        out = frame.groupby(rs.RUN_ID, sort=False).agg(points=("error", "size"), fitted=("fitted", "first"),
-                                                       mare=("error", "mean"), max_are=("error", "max"))
-        return out.reset_index()
+        inside = self._inside()
+        frame = frame.assign(inside=inside.astype(float)) if inside is not None else frame
+        columns = {"points": ("error", "size"), "fitted": ("fitted", "first"), "mare": ("error", "mean"),
+                   "max_are": ("error", "max"), **({"coverage": ("inside", "mean")} if inside is not None else {})}
+        return frame.groupby(rs.RUN_ID, sort=False).agg(**columns).reset_index()
 
     def summary(self) -> dict[str, Any]:
         """The parameters, the fit, and the mean relative error over every predicted checkpoint
@@ -192,7 +223,14 @@ class MultiPowerFit:
                 "run_mare": float(predicted["mare"].mean()) if defined else None,
                 "curve_max_are": float(error.max()) if defined else None,
                 "n_converged": self.n_converged, "undetermined": multipower.undetermined_drop(self.params),
-                "seconds": self.seconds}
+                **self._rule_summary(), "seconds": self.seconds}
+
+    def _rule_summary(self) -> dict[str, Any]:
+        """The held-out rule's choice and its intervals' coverage of the predicted checkpoints (empty without a rule)."""
+        if self.rule is None:
+            return {}
+        inside = self._inside()[~self.predictions["fitted"]]
+        return {"rule": self.rule, "interval_coverage": float(inside.mean()) if len(inside) else None}
 
 
 def _frame(data: CurveData, runs: Sequence[str], predicted: Sequence[jnp.ndarray], fitted: bool) -> pd.DataFrame:
@@ -204,32 +242,41 @@ def _frame(data: CurveData, runs: Sequence[str], predicted: Sequence[jnp.ndarray
 @float64
 def fit_multipower(table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Sequence[str], predicted: Sequence[str],
                    *, options: lbfgs.Options = OPTIONS, screen: int = SCREEN,
-                   fixed: Mapping[str, float] | None = None) -> MultiPowerFit:
+                   fixed: Mapping[str, float] | None = None, penalty: Penalty = NO_PENALTY,
+                   start: np.ndarray | None = None) -> MultiPowerFit:
     """Fit the multi-power law to every checkpoint of the runs ``fitted`` and predict every
     checkpoint of the runs ``predicted``, each run's rates ``lrs[run]`` (eta_1..eta_T) from step 1;
     the parameters named in ``fixed`` are held at their values (a profile of the objective in them,
-    or a law with a parameter known)."""
+    or a law with a parameter known); ``penalty`` is added to the objective (reported without
+    it); ``start``, vectors ([S, 7]) minimised instead of the grid's best (e.g. a nearby fit's)."""
     if not fitted:
         raise ValueError("name at least one run to fit")
     t0 = time.perf_counter()
     held = fixed_coordinates(fixed)
     free = [i for i in range(len(multipower.LOG_SCALE)) if i not in held.indices]
     data = jax.tree.map(jnp.asarray, curve_data(table, lrs, list(fitted), FIT_BLOCK))
-    grid = starts(data)[:, free]
-    grid = np.unique(grid, axis=0) if held.indices else grid  # starts that differ in a fixed coordinate alone are one
-    data = (data, jnp.asarray(held.values, jnp.float64))
-    values = np.asarray(_values(held.indices)(jnp.asarray(grid), data))
-    kept = grid[np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")[:screen]]
+    curves = data
+    penalty = Penalty(*(jnp.asarray(a, jnp.float64) for a in penalty))
+    data = (curves, jnp.asarray(held.values, jnp.float64), penalty)
+    if start is None:
+        grid = starts(curves)[:, free]
+        grid = np.unique(grid, axis=0) if held.indices else grid  # starts that differ in a fixed coordinate alone are one
+        values = np.asarray(_values(held.indices)(jnp.asarray(grid), data))
+        kept = grid[np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")[:screen]]
+    else:
+        grid = kept = np.atleast_2d(np.asarray(start, np.float64))[:, free]
     solve = lbfgs.solver(_objective_of_free(held.indices), options)
     sol = jax.tree.map(np.asarray, solve(jnp.asarray(kept), data))
     best = lbfgs.best_converged(sol)
-    params = jax.tree.map(float, multipower.from_vector(embed(jnp.asarray(sol.theta[best]), *held)))
+    theta = embed(jnp.asarray(sol.theta[best]), *held)
+    params = jax.tree.map(float, multipower.from_vector(theta))
+    value = float(objective(theta, curves))
     data = jax.tree.map(jnp.asarray, curve_data(table, lrs, list(fitted)))
     frames = [_frame(data, fitted, predict(params, data), True)]
     if predicted:
         target = jax.tree.map(jnp.asarray, curve_data(table, lrs, list(predicted)))
         frames.append(_frame(target, predicted, predict(params, target), False))
-    return MultiPowerFit(params, float(sol.value[best]), dict(fixed or {}), len(grid), len(kept),
+    return MultiPowerFit(params, value, dict(fixed or {}), len(grid), len(kept),
                          int(np.sum(sol.converged)),
                          tuple(fitted), tuple(predicted), pd.concat(frames, ignore_index=True),
                          time.perf_counter() - t0)

@@ -52,7 +52,8 @@ def schedule_figure(best: ScheduleOptimum) -> Figure:
 
 def multipower_figure(fit: MultiPowerFit) -> Figure:
     """One panel per run: observed loss (dots) and the law (line), fitted runs black, predicted in
-    colour, with each run's mean relative error."""
+    colour (with their predictive intervals, shaded, where the fit has them), with each run's mean
+    relative error."""
     errors = fit.errors().set_index(rs.RUN_ID)
     runs = [*fit.fitted, *fit.predicted]
     cols = min(3, len(runs))
@@ -65,6 +66,9 @@ def multipower_figure(fit: MultiPowerFit) -> Figure:
         colour = "k" if run in fit.fitted else colours[list(fit.predicted).index(run)]
         ax.plot(points[rs.STEP], points[rs.LOSS], ".", color=colour, markersize=2)
         ax.plot(points[rs.STEP], points["predicted"], "-", color=colour, linewidth=0.9)
+        if "predicted_lo" in points and run in fit.predicted:
+            ax.fill_between(points[rs.STEP], points["predicted_lo"], points["predicted_hi"], color=colour, alpha=0.2,
+                            linewidth=0)
         kind = "fitted" if run in fit.fitted else "predicted"
         ax.set_title(f"{run} ({kind}): mean |error| {errors.loc[run, 'mare']:.3%}", fontsize=8)
         ax.set_xlabel("step", fontsize=8)

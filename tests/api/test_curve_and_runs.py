@@ -54,13 +54,24 @@ def test_curve_is_the_cli_and_predicts_the_third_schedule(curves_csv, tmp_path):
     assert [p.rsplit("/", 1)[1] for p in result.save(tmp_path / "out")] == ["curves.png"]
 
 
-def test_curve_multipower_and_its_refusals(curves_csv):
+def test_curve_multipower_and_its_refusals(curves_csv, monkeypatch):
+    from jaxscale.curves import held_out_schedules
+
+    monkeypatch.setattr(held_out_schedules, "PENALTIES", (0.0, 1e-3))  # two candidates keep the test short
     table = js.load_runs(curves_csv, sizes_vary=False)
     result = js.curve(table, law="multipower", fit_runs=["11760_constant", "11760_cosine"], predict=["11760_wsd"])
     numbers = result.to_dict()
     assert numbers["law"] == "multipower" and [r["fitted"] for r in numbers["runs"]] == [True, True, False]
     assert set(result.plot()) == {"multipower"}
     assert result.summary().set_index("quantity").loc["11760_wsd: mare", "estimate"] == numbers["runs"][2]["mare"]
+    # the default rule: the penalty chosen by holding each fitted run out, intervals at every predicted point
+    assert numbers["rule"]["held_out_runs"] == ["11760_constant", "11760_cosine"]
+    assert 0 <= numbers["interval_coverage"] <= 1 and numbers["runs"][2]["coverage"] == numbers["interval_coverage"]
+    assert "fit rule held-out: penalty lambda" in str(result)
+    with pytest.raises(ValueError, match="needs two runs in fit_runs"):
+        js.curve(table, law="multipower", fit_runs=["11760_constant"], predict=["11760_wsd"])
+    with pytest.raises(ValueError, match="fit_rule must be one of held-out, optimum"):
+        js.curve(table, law="multipower", fit_runs=["11760_constant"], predict=["11760_wsd"], fit_rule="best")
     with pytest.raises(ValueError, match="go together"):
         js.curve(table, fit_runs=["11760_constant"])
     with pytest.raises(ValueError, match="law must be one of lr-annealing, multipower"):

@@ -96,3 +96,11 @@ def test_curve_with_the_multipower_law_needs_the_runs_named(tmp_path, capsys):
         f"a,{s},1e7,{s},{4 - s / 1000},{3e-4}\n" for s in range(100, 1100, 100)))
     code, _, err = run_cli(capsys, "curve", path, "--law", "multipower", "--protocol", "sweep")
     assert code == 2 and "fits the runs fit_runs (--fit-runs)" in err
+
+
+def test_the_held_out_rule_needs_two_fitted_runs(tmp_path, capsys):
+    path = tmp_path / "curves.csv"
+    path.write_text("run_id,step,n_total,tokens,loss,learning_rate\n" + "".join(
+        f"{r},{s},1e7,{s},{4 - s / 1000},{3e-4}\n" for r in "ab" for s in range(100, 1100, 100)))
+    code, _, err = run_cli(capsys, "curve", path, "--law", "multipower", "--fit-runs", "a", "--predict", "b")
+    assert code == 2 and "--fit-rule optimum" in err and "Traceback" not in err
