@@ -45,19 +45,14 @@ class TwoStepFit(NamedTuple):
 
     def draws(self, n: np.ndarray) -> np.ndarray:
         """[S, len(n)] accuracies, draw i through both stages' refit i (NaN where either did
-        not converge)."""
+        not converge; S = 0 without a bootstrap)."""
         n = np.atleast_1d(np.asarray(n, np.float64))
         loss = self.stage1.predict(n, draws=True)
-        stage2 = self.stage2
-        size = min(len(loss), len(stage2.valid))
-        ok = stage2.valid[:size] & np.all(np.isfinite(loss[:size]), axis=1)
-        per_draw = [weighted_fit.predict(stage2.law, _take(stage2.draws, i), stage2.chance, np.nan_to_num(loss[i], nan=1.0))
-                    for i in range(size)]
-        return np.where(ok[:, None], np.stack(per_draw), np.nan)
-
-
-def _take(params: NamedTuple, i: int) -> NamedTuple:
-    return type(params)(*(np.asarray(v)[i] for v in params))
+        size = min(len(loss), len(self.stage2.valid))
+        stage2 = type(self.stage2.draws)(*(np.asarray(v)[:size, None] for v in self.stage2.draws))
+        ok = self.stage2.valid[:size, None] & np.isfinite(loss[:size])
+        acc = weighted_fit.predict(self.stage2.law, stage2, self.stage2.chance, np.where(ok, loss[:size], 1.0))
+        return np.where(ok, acc, np.nan)
 
 
 def fit_two_step(ladder: TaskLadder, *, resamples: int = weighted_fit.RESAMPLES, seed: int = 0) -> TwoStepFit:
@@ -72,8 +67,9 @@ def fit_two_step(ladder: TaskLadder, *, resamples: int = weighted_fit.RESAMPLES,
                          f"checkpoint and at the checkpoints of stage 2; the table has it at {ladder.map_acc.size}")
     if np.ptp(np.log(ladder.final_d)) > 1e-9:
         raise ValueError("the ladder's finished runs differ in D; stage 1 here is a law of N at one D")
+    log_loss_se = None if ladder.final_loss_se is None else ladder.final_loss_se / ladder.final_loss
     stage1 = weighted_fit.fit(intermediate_loss.LAW, (ladder.final_n,), np.log(ladder.final_loss),
-                              ladder.final_loss_se, resamples=resamples, seed=seed)
+                              log_loss_se, resamples=resamples, seed=seed)
     stage2 = weighted_fit.fit(downstream_accuracy.ACCURACY_OF_LOSS, (ladder.map_loss,), ladder.map_acc,
                               ladder.map_se, chance=ladder.chance, resamples=resamples, seed=seed + 1)
     return TwoStepFit(stage1, stage2, float(ladder.final_d[0]), ladder.n_questions)

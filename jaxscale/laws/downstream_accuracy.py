@@ -16,7 +16,11 @@ chance, ``Law.quantity``). The forms:
   report, Section 3.2.1): a sigmoid of an intermediate loss L (a task's loss, or a general one
   such as LAMBADA's log-perplexity), falling as the loss rises::
 
-      a(L) = sigma(-k (L - L0)),     acc = chance + (1 - chance) sigma(-k (L - L0));
+      a(L) = sigma(-k (L - L0)),     acc = chance + (1 - chance) sigma(-k (L - L0)),
+
+  fitted as a(L) = sigma(log B - k L) with the scale B = e^(k L0), so that the midpoint L0 =
+  log(B) / k may lie beyond the losses seen, on either side of zero (a task still near its floor
+  at the ladder's lowest loss, such as WinoGrande at Pythia's sizes, has its midpoint there);
 
 - ``accuracy-of-log-compute``, a sigmoid in log compute (the common baseline; Ruan et al. 2024)::
 
@@ -69,16 +73,22 @@ def above_chance(acc: ArrayLike, chance: ArrayLike) -> ArrayLike:
 
 
 class AccuracyOfLossParams(NamedTuple):
-    """Parameters of a(L) = sigma(-k (L - L0)): the steepness k and the midpoint L0."""
+    """Parameters of a(L) = sigma(log B - k L): the steepness k and the scale B = e^(k L0) of the
+    midpoint L0 (:func:`midpoint`)."""
 
     k: ArrayLike
-    L0: ArrayLike
+    B: ArrayLike
 
 
 def log_accuracy_of_loss(p: AccuracyOfLossParams, log_l: ArrayLike) -> jnp.ndarray:
-    """log a(L) = log sigma(-k (L - L0)), elementwise (``jax.nn.log_sigmoid``: finite at any L)."""
-    k, L0 = p
-    return jax.nn.log_sigmoid(-k * (jnp.exp(log_l) - L0))
+    """log a(L) = log sigma(log B - k L), elementwise (``jax.nn.log_sigmoid``: finite at any L)."""
+    k, B = p
+    return jax.nn.log_sigmoid(jnp.log(B) - k * jnp.exp(log_l))
+
+
+def midpoint(p: AccuracyOfLossParams) -> ArrayLike:
+    """L0 = log(B) / k, the loss at which the task is half-way from chance to perfect."""
+    return np.log(p.B) / p.k
 
 
 class LogComputeSigmoidParams(NamedTuple):
@@ -125,13 +135,13 @@ def log_direct_accuracy_nd(p: DirectNDParams, log_n: ArrayLike, log_d: ArrayLike
 
 @dataclass(frozen=True)
 class AccuracyOfLossPriors(NoisePriors):
-    """``k`` ~ Normal(3, 3) truncated to > 0 (accuracy rises by a quarter of its range over about
-    a third of a nat of LAMBADA's log-perplexity at Pythia's sizes); ``log_L0`` ~ Normal(1, 1)
-    (midpoints at log-perplexities of e^0 to e^2); ``sigma``: accuracy scatter of a few points."""
+    """``k`` ~ Normal(1, 1) truncated to > 0 (per nat of LAMBADA's log-perplexity, 0.3-1.1 at
+    Pythia's sizes); ``log_B`` = k L0 ~ Normal(0, 5) (midpoints anywhere within a few nats);
+    ``sigma``: accuracy scatter of a few points."""
 
     sigma: float = 0.05
-    k: Normal = (3.0, 3.0)
-    log_L0: Normal = (1.0, 1.0)
+    k: Normal = (1.0, 1.0)
+    log_B: Normal = (0.0, 5.0)
 
 
 @dataclass(frozen=True)
@@ -170,7 +180,7 @@ ACCURACY_OF_LOSS: Law[AccuracyOfLossParams] = Law(
     params_type=AccuracyOfLossParams,
     log_loss=log_accuracy_of_loss,
     log_scale=(False, True),
-    init_grid=grid(k=(0.5, 2.0, 6.0), log_L0=tuple(np.log([1.0, 2.0, 4.0, 8.0]))),
+    init_grid=grid(k=(0.2, 0.5, 1.0, 3.0), log_b=(-5.0, -2.0, 0.0, 2.0, 5.0)),
     priors=AccuracyOfLossPriors(),
     formula="acc = chance + (1 - chance) sigma(-k (L - L0))",
     citation=CITATIONS["two-step"],
