@@ -111,8 +111,8 @@ def anchor(ladder, n_target: np.ndarray) -> np.ndarray:
     return floor + (c - floor) / (1 + np.exp(-k * (xt - x0)))
 
 
-def final_truth(frame: pd.DataFrame, models: list[str], task: str) -> pd.DataFrame:
-    rows = frame[frame["model"].isin(models) & (frame["task"] == task) & (frame["metric"] == "acc")]
+def final_truth(frame: pd.DataFrame, models: list[str], task: str, metric: str = "acc") -> pd.DataFrame:
+    rows = frame[frame["model"].isin(models) & (frame["task"] == task) & (frame["metric"] == metric)]
     return rows[rows["step"] == rows.groupby("model")["step"].transform("max")].sort_values("n_params")
 
 
@@ -137,8 +137,17 @@ def run(frame: pd.DataFrame) -> dict:
         for task in TASKS:
             ladder, truth, point, lower, upper, base = predict_split(frame, data, LADDERS[data], HELD_OUT[data],
                                                                       task, RESAMPLES)
+            fit = fit_two_step(ladder, resamples=0)
+            measured = np.log(final_truth(frame[frame["data"] == data], HELD_OUT[data], "lambada_openai", "ppl")["value"]
+                              .to_numpy(np.float64))  # the held-out models' own loss: diagnosis only
+            at_measured = fit.stage2.predict(measured)
             for i, (model, value) in enumerate(zip(truth["model"], truth["value"])):
                 rows.append({"data": data, "task": task, "model": model, "truth": float(value),
+                             "stage1_chi2_reduced": fit.stage1.chi2_reduced, "stage2_chi2_reduced": fit.stage2.chi2_reduced,
+                             "ladder_rise": float(ladder.final_acc[-1] - ladder.final_acc[0]),
+                             "loss_predicted": float(fit.stage1.predict(truth["n_params"].to_numpy(np.float64))[i]),
+                             "loss_measured": float(measured[i]),
+                             "stage2_at_measured_loss": float(at_measured[i]),
                              "two_step": float(point[i]), "lower": float(lower[i]), "upper": float(upper[i]),
                              "covered": bool(lower[i] <= value <= upper[i]), "anchor": float(base[i])})
             for name, fitted, held in (("hold out 1B", LADDERS[data][:3], LADDERS[data][3:]),):
@@ -153,11 +162,18 @@ def run(frame: pd.DataFrame) -> dict:
                          "anchor_mae": float((part["anchor"] - part["truth"]).abs().mean() * 100),
                          "covered": int(part["covered"].sum()), "n": int(len(part))}
     mae = float((table["two_step"] - table["truth"]).abs().mean() * 100)
+    table["error"] = (table["two_step"] - table["truth"]) * 100
+    table["stage2_error"] = (table["stage2_at_measured_loss"] - table["truth"]) * 100
+    per_task = table.groupby("task", sort=False).agg(two_step_mae=("error", lambda e: float(e.abs().mean())),
+                                                     mean_error=("error", "mean"),
+                                                     stage2_alone=("stage2_error", "mean"),
+                                                     stage2_chi2_reduced=("stage2_chi2_reduced", "mean"))
     cv_table = pd.DataFrame(cv).groupby(["split", "data"], sort=False)[["two_step", "anchor"]].mean()
     goal = {"mae_points": mae, "mae_goal": 1.5, "below_anchor_both": all(v["two_step_mae"] < v["anchor_mae"] for v in summary.values()),
             "covered": int(table["covered"].sum()), "covered_goal": 20, "n": int(len(table))}
     goal["met"] = bool(mae <= 1.5 and goal["below_anchor_both"] and goal["covered"] >= 20)
     return {"predictions": rows, "per_dataset": summary, "goal": goal, "verdicts": verdicts,
+            "per_task": {t: {k: float(v) for k, v in r.items()} for t, r in per_task.iterrows()},
             "cross_validation": [{"split": s, "data": d, "two_step_mae": r["two_step"], "anchor_mae": r["anchor"]}
                                  for (s, d), r in cv_table.iterrows()]}
 
@@ -175,6 +191,15 @@ def text(result: dict) -> str:
     lines.append(f"all: MAE {g['mae_points']:.2f} (goal <= 1.5), below the anchor on both: {g['below_anchor_both']}, "
                  f"covered {g['covered']}/{g['n']} (goal >= 20): goal met: {g['met']}")
     lines.append("")
+    lines.append("diagnostics per task (both datasets): MAE, mean signed error (points), the mean signed error of stage 2 "
+                 "alone at the held-out models' measured loss, stage 2's reduced chi^2")
+    for task, d in result["per_task"].items():
+        lines.append(f"  {task:15s} {d['two_step_mae']:5.2f} {d['mean_error']:+6.2f} {d['stage2_alone']:+6.2f} "
+                     f"{d['stage2_chi2_reduced']:6.1f}")
+    lines.append("stage 1 (intermediate loss, log-perplexity): predicted / measured at the held-out models")
+    for r in result["predictions"]:
+        if r["task"] == "lambada_openai":
+            lines.append(f"  {r['model']:20s} {r['loss_predicted']:.3f} / {r['loss_measured']:.3f}")
     lines.append("verdicts (ladder <= 1B):")
     for v in result["verdicts"]:
         lines.append(f"  {v['data']:8s} {v['task']:15s} {'predictable' if v['predictable'] else 'NOT PREDICTABLE: ' + v['reason']}")
