@@ -60,7 +60,7 @@ def _check_filled(frame: pd.DataFrame, column: str, zero: bool) -> None:
     if bad.any():
         row = int(np.flatnonzero(bad)[0]) + 1
         kind = "a number >= 0" if zero else "a positive number"
-        raise ValueError(f"row {row}: {column} is {str(frame[column].iloc[row - 1])!r}; it must be {kind}")
+        raise ValueError(f"row {row}: {column} is empty or not a number ({str(frame[column].iloc[row - 1])!r}); it must be {kind}")
 
 
 def _defaults(frame: pd.DataFrame) -> pd.DataFrame:
@@ -109,7 +109,7 @@ def _check_values(long: pd.DataFrame) -> None:
     if outside.any():
         i = int(np.flatnonzero(outside)[0])
         r = long.iloc[i]
-        raise ValueError(f"row {r['row']}: {r['metric']} of {r['task']} is {r['value']!r}, outside [0, 1]; "
+        raise ValueError(f"row {r['row']}: {r['metric']} of {r['task']} is {r['value']:g}, outside [0, 1]; "
                          f"accuracies are fractions (a percentage? divide by 100)")
     stderr = long["stderr"].to_numpy(np.float64)
     if (stderr < 0).any():

@@ -30,6 +30,8 @@ FORMS = ("two-step", "log-compute", "direct", "direct-nd")
 _ONE_STAGE = {"log-compute": laws.LOG_COMPUTE_SIGMOID, "direct": laws.DIRECT, "direct-nd": laws.DIRECT_ND}
 #: Level of the prediction's intervals; the multiplier's is :data:`MULTIPLIER_LEVEL`.
 LEVEL = 0.90
+#: Two token counts within 1% are one D (a target's "3e11" is Pythia's 2.9988e11).
+SAME_D = 0.01
 MULTIPLIER_LEVEL = 0.95
 
 
@@ -85,8 +87,8 @@ def forecast(frame: pd.DataFrame, task: str, target: tuple[float, float], *, for
         return Forecast(ladder, verdict, form, target, None, None, None, None, None)
     n, d = target
     if form == "two-step":
-        if abs(np.log(d / ladder.final_d[0])) > 1e-9 or np.ptp(np.log(ladder.final_d)) > 1e-9:
-            raise ValueError(f"--target D={d:.3g}: the ladder's finished runs all have D={ladder.final_d[0]:.3g}, so "
+        if abs(np.log(d / ladder.final_d[0])) > SAME_D or np.ptp(np.log(ladder.final_d)) > SAME_D:
+            raise ValueError(f"--target D={d:.4g}: the ladder's finished runs all have D={ladder.final_d[0]:.4g}, so "
                              f"stage 1 is a law of N at that D; a target at another D needs a ladder that varies D")
         fit = fit_two_step(ladder, resamples=resamples, seed=seed)
         point, draws = float(fit.predict(np.array([n]))[0]), fit.draws(np.array([n]))[:, 0]
@@ -130,7 +132,7 @@ def multiplier(baseline: Forecast, other: Forecast) -> dict:
     for f in (baseline, other):
         if f.prediction is None:
             return {"k": None, "lower": None, "upper": None,
-                    "undefined": f"{f.ladder.data}: not predictable from this ladder ({f.verdict.reason})"}
+                    "undefined": f"{f.ladder.data}: not predictable from this ladder"}
     if baseline.form == "direct-nd":
         return {"k": None, "lower": None, "upper": None, "undefined": "no inverse in compute across ratios"}
     n = other.target[0]

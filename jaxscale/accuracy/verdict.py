@@ -82,9 +82,9 @@ def judge(ladder: TaskLadder) -> Verdict:
         reasons.append(f"no signal above the evaluations' noise: accuracy does not move with {against} "
                        f"(t = {signal_t:.1f} < {MIN_T:g})")
     if not off_floor:
-        reasons.append(f"at chance at the largest rung: {top:.1%} against chance {ladder.chance:.1%} "
-                       f"({100 * excess:+.1f} points, within {MIN_EXCESS_SE:g} standard errors or "
-                       f"{100 * MIN_EXCESS:g} points) and no rise over the ladder (t = {trend_t:.1f} < {MIN_T:g})")
+        reasons.append(f"at or below chance at the largest rung: {top:.1%} against chance {ladder.chance:.1%} "
+                       f"({100 * excess:+.1f} points; not {MIN_EXCESS_SE:g} standard errors and {100 * MIN_EXCESS:g} "
+                       f"points above it) and no rise over the ladder (t = {trend_t:.1f} < {MIN_T:g})")
     return Verdict(ladder.task, ladder.data, not reasons, "; ".join(reasons), signal_t, trend_t, excess,
                    float(excess / top_se) if top_se else float("nan"),
                    float(ladder.final_acc[-1] - ladder.final_acc[0]), ladder.spread)
