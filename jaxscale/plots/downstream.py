@@ -39,7 +39,8 @@ def accuracy_figure(forecasts: Sequence[Forecast]) -> Figure:
         ax.fill_between(c, lower, upper, color=colour, alpha=0.2, lw=0)
         c_target = 6.0 * f.target[0] * f.target[1]
         lo, hi = f.predictive
-        ax.errorbar([c_target], [f.prediction], yerr=[[f.prediction - lo], [hi - f.prediction]], fmt="D",
+        spans = [[max(f.prediction - lo, 0.0)], [max(hi - f.prediction, 0.0)]]  # a small bootstrap's interval may miss the point
+        ax.errorbar([c_target], [f.prediction], yerr=spans, fmt="D",
                     color=colour, markersize=6, capsize=3)
     if forecasts:
         ax.axhline(forecasts[0].ladder.chance, color="grey", ls=":", lw=1, label="chance")
