@@ -33,12 +33,15 @@ class DownstreamReport(Result):
         baseline: the recipe the multipliers are against (None with one recipe).
         multipliers: per other recipe, k = C_A / C at the target with its 95% interval (or why
             it is undefined).
+        posteriors: per recipe (two-step form with ``bayes``), the 90% highest-density intervals
+            of the joint posterior of both stages by NUTS: the law's own and the predictive.
         seconds: the verb's wall time.
     """
 
     forecasts: tuple[Forecast, ...]
     baseline: str | None
     multipliers: dict[str, dict[str, Any]]
+    posteriors: dict[str, dict[str, list[float]]]
     seconds: float
 
     def _report(self) -> dict[str, Any]:
@@ -50,7 +53,8 @@ class DownstreamReport(Result):
                 "predictable": f.verdict.predictable, "reason": f.verdict.reason or None,
                 "prediction": f.prediction, "interval": _pair(f.interval), "predictive": _pair(f.predictive),
                 "ladder": list(f.ladder.models), "chance": f.ladder.chance,
-                "n_questions": f.ladder.n_questions, "verdict": f.verdict.to_dict()}
+                "n_questions": f.ladder.n_questions, "verdict": f.verdict.to_dict(),
+                "posterior": self.posteriors.get(f.ladder.data)}
         return {"task": first.ladder.task, "metric": first.ladder.metric, "form": first.form,
                 "target": {"N": n, "D": d, "C": 6.0 * n * d}, "level": LEVEL, "recipes": recipes,
                 "baseline": self.baseline, "multiplier_level": MULTIPLIER_LEVEL, "multipliers": self.multipliers,
@@ -96,6 +100,10 @@ class DownstreamReport(Result):
             lines.append(f"  {data}: {100 * r['prediction']:.1f}% ({100 * numbers['level']:.0f}% predictive "
                          f"{100 * lo:.1f} to {100 * hi:.1f}; the law's own {100 * ilo:.1f} to {100 * ihi:.1f}; {ladder}, "
                          f"chance {100 * r['chance']:.0f}%)")
+            if r["posterior"] is not None:
+                plo, phi = r["posterior"]["predictive"]
+                lines.append(f"    joint posterior of both stages (NUTS): {100 * numbers['level']:.0f}% predictive "
+                             f"{100 * plo:.1f} to {100 * phi:.1f}")
         for data, m in numbers["multipliers"].items():
             if m["k"] is None:
                 lines.append(f"  k of {data} against {numbers['baseline']}: undefined ({m['undefined']})")
@@ -109,7 +117,8 @@ class DownstreamReport(Result):
 def downstream(evaluations: str | Path | pd.DataFrame, task: str, *, target: tuple[float, float],
                metric: str = "acc", form: str = "two-step", data: str | Sequence[str] | None = None,
                baseline: str | None = None, chance: float | None = None, intermediate: str = INTERMEDIATE,
-               max_n: float | None = None, bootstrap: int = RESAMPLES, seed: int = 0) -> DownstreamReport:
+               max_n: float | None = None, bootstrap: int = RESAMPLES, seed: int = 0, bayes: bool = False,
+               chains: int = 2, samples: int = 500) -> DownstreamReport:
     """A task's accuracy at ``target`` = (N, D) from a ladder's evaluations.
 
     Args:
@@ -128,6 +137,8 @@ def downstream(evaluations: str | Path | pd.DataFrame, task: str, *, target: tup
             is read as its log).
         max_n: fit only the models of at most this many parameters (the ladder).
         bootstrap, seed: the bootstrap's resamples (both stages) and seed.
+        bayes: also sample the joint posterior of both stages by NUTS (two-step form only), with
+            ``chains`` chains of ``samples`` draws after as many warmup steps.
 
     Returns:
         A :class:`DownstreamReport`.
@@ -148,4 +159,22 @@ def downstream(evaluations: str | Path | pd.DataFrame, task: str, *, target: tup
                                metric=metric, chance=chance, intermediate=intermediate) for recipe in recipes)
     by_recipe = {f.ladder.data: f for f in forecasts}
     multipliers = {r: multiplier(by_recipe[base], by_recipe[r]) for r in recipes if r != base}
-    return DownstreamReport(forecasts, base if len(recipes) > 1 else None, multipliers, time.perf_counter() - start)
+    if bayes and form != "two-step":
+        raise ValueError(f"--bayes samples the two-step form's joint posterior; --form is {form}")
+    posteriors = {f.ladder.data: _posterior(f, chains, samples, seed) for f in forecasts if bayes and f.fit is not None}
+    return DownstreamReport(forecasts, base if len(recipes) > 1 else None, multipliers, posteriors,
+                            time.perf_counter() - start)
+
+
+def _posterior(f: Forecast, chains: int, samples: int, seed: int) -> dict[str, list[float]]:
+    """The 90% highest-density intervals of ``f``'s target under the joint posterior of both stages."""
+    from jaxscale.accuracy.two_step import predictive_draws
+    from jaxscale.core.intervals import interval
+    from jaxscale.inference.downstream_posterior import sample_two_step
+    from jaxscale.inference.sample import NutsConfig
+
+    config = NutsConfig(chains=chains, warmup=samples, samples=samples, seed=seed, progress_bar=False)
+    draws = sample_two_step(f.fit, f.ladder, config).draws(np.array([f.target[0]]))[:, 0]
+    law = interval(draws, LEVEL, method="hdi")
+    measured = interval(predictive_draws(draws, f.ladder.n_questions, seed=seed), LEVEL, method="hdi")
+    return {"interval": [float(law[0]), float(law[1])], "predictive": [float(measured[0]), float(measured[1])]}

@@ -67,3 +67,14 @@ def test_ninety_percent_intervals_cover_held_out_rungs_85_to_95_percent(form):
 
     result = run(50)[form]
     assert 0.85 <= result["coverage"] <= 0.95
+
+
+@pytest.mark.slow
+def test_the_joint_posterior_of_both_stages_holds_the_truth():
+    import jaxscale as js
+
+    ladder = sl.draw_ladder(0)
+    result = js.downstream(_ladder_only(ladder.frame), sl.TASK, target=TARGET, chance=0.25,
+                           intermediate=sl.INTERMEDIATE, bootstrap=50, bayes=True, chains=1, samples=300)
+    lower, upper = result.to_dict()["recipes"]["synthetic"]["posterior"]["interval"]
+    assert lower <= ladder.truth[2.8e9] <= upper
