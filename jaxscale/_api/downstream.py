@@ -155,8 +155,9 @@ def downstream(evaluations: str | Path | pd.DataFrame, task: str, *, target: tup
     if base not in recipes:
         raise ValueError(f"--baseline {base!r} is not one of the recipes {recipes}")
     target = (float(target[0]), float(target[1]))
-    forecasts = tuple(forecast(frame, task, target, form=form, data=recipe, resamples=bootstrap, seed=seed,
-                               metric=metric, chance=chance, intermediate=intermediate) for recipe in recipes)
+    # each recipe's evaluations are measured apart: their bootstraps draw independent noise (seed + i)
+    forecasts = tuple(forecast(frame, task, target, form=form, data=recipe, resamples=bootstrap, seed=seed + i,
+                               metric=metric, chance=chance, intermediate=intermediate) for i, recipe in enumerate(recipes))
     by_recipe = {f.ladder.data: f for f in forecasts}
     multipliers = {r: multiplier(by_recipe[base], by_recipe[r]) for r in recipes if r != base}
     if bayes and form != "two-step":
