@@ -52,3 +52,10 @@ def test_equations():
         got = float(jnp.exp(intermediate_loss.log_intermediate_loss(intermediate_loss.IntermediateLossParams(30.0, 0.2),
                                                                     jnp.log(1e9))))
         assert got == pytest.approx(30.0 * 1e9 ** -0.2, rel=1e-13)
+
+
+def test_a_loss_fit_refuses_a_law_of_accuracy_and_names_the_command():
+    from jaxscale.fitting.determinable import check_runs
+
+    with pytest.raises(ValueError, match="accuracy above chance, not a loss: fit it with `jaxscale downstream`"):
+        check_runs(da.ACCURACY_OF_LOSS, None)
