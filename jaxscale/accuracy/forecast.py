@@ -111,18 +111,24 @@ def forecast(frame: pd.DataFrame, task: str, target: tuple[float, float], *, for
                     (float(p_lower), float(p_upper)), draws)
 
 
-def _size_reaching(f: Forecast, acc: np.ndarray, draws: bool) -> np.ndarray:
-    """The model size at which ``f``'s fit (its draws, paired with ``acc``) scores ``acc``, at f's D."""
-    fit = f.fit
-    if isinstance(fit, TwoStepFit):
-        one = (lambda w: (w.draws if draws else w.params))
-        s1, s2 = one(fit.stage1), one(fit.stage2)
-        size = min(len(np.atleast_1d(acc)), len(np.atleast_1d(s1[0])), len(np.atleast_1d(s2[0]))) if draws else None
-        cut = (lambda p: tuple(np.asarray(v)[:size] for v in p)) if draws else (lambda p: tuple(np.asarray(v) for v in p))
-        return recipe_multiplier.two_step_size(cut(s1), cut(s2), np.asarray(acc)[:size] if draws else acc, f.ladder.chance)
-    params = fit.draws if draws else fit.params
-    return recipe_multiplier.compute_at(fit.law.name, tuple(np.asarray(v) for v in params), acc, f.ladder.chance) / (
-        6.0 * f.target[1])
+def _params(fit: weighted_fit.WeightedFit, size: int | None) -> tuple[np.ndarray, ...]:
+    """The fit's parameters (``size`` None) or its first ``size`` refits, as arrays."""
+    if size is None:
+        return tuple(np.asarray(v) for v in fit.params)
+    return tuple(np.asarray(v)[:size] for v in fit.draws)
+
+
+def _size_reaching(f: Forecast, acc: np.ndarray, size: int | None) -> np.ndarray:
+    """The model size at which ``f``'s fit (``size`` None) or its refit i (``acc[i]``, i < size)
+    scores ``acc``, at f's D."""
+    if isinstance(f.fit, TwoStepFit):
+        return recipe_multiplier.two_step_size(_params(f.fit.stage1, size), _params(f.fit.stage2, size), acc,
+                                               f.ladder.chance)
+    return recipe_multiplier.compute_at(f.fit.law.name, _params(f.fit, size), acc, f.ladder.chance) / (6.0 * f.target[1])
+
+
+def _refits(f: Forecast) -> int:
+    return len(f.fit.stage1.valid) if isinstance(f.fit, TwoStepFit) else len(f.fit.valid)
 
 
 def multiplier(baseline: Forecast, other: Forecast) -> dict:
@@ -136,8 +142,9 @@ def multiplier(baseline: Forecast, other: Forecast) -> dict:
     if baseline.form == "direct-nd":
         return {"k": None, "lower": None, "upper": None, "undefined": "no inverse in compute across ratios"}
     n = other.target[0]
-    k = float(_size_reaching(baseline, np.array(other.prediction), draws=False) / n)
-    k_draws = _size_reaching(baseline, other.draws, draws=True) / n
+    k = float(_size_reaching(baseline, np.array(other.prediction), None) / n)
+    size = min(len(other.draws), _refits(baseline))
+    k_draws = _size_reaching(baseline, other.draws[:size], size) / n
     lower, upper = interval(k_draws, MULTIPLIER_LEVEL)
     defined = float(np.mean(np.isfinite(k_draws))) if k_draws.size else 0.0
     return {"k": k if np.isfinite(k) else None, "lower": float(lower), "upper": float(upper),

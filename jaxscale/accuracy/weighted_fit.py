@@ -100,6 +100,14 @@ def _data(log_x: tuple[np.ndarray, ...], y: np.ndarray, s: np.ndarray, chance: f
             "s": jnp.asarray(s, jnp.float64), "chance": jnp.asarray(0.0 if chance is None else chance, jnp.float64)}
 
 
+def _tiled(log_x: tuple[np.ndarray, ...], redrawn: np.ndarray, s: np.ndarray, chance: float | None) -> dict[str, Any]:
+    """The data of one refit per row of ``redrawn`` (the solver's ``batch="data"``)."""
+    one = _data(log_x, redrawn[0], s, chance)
+    rows = redrawn.shape[0]
+    return {"log_x": tuple(jnp.broadcast_to(v, redrawn.shape) for v in one["log_x"]), "y": jnp.asarray(redrawn),
+            "s": jnp.broadcast_to(one["s"], redrawn.shape), "chance": jnp.full(rows, one["chance"])}
+
+
 @float64
 def fit(law: Law, inputs: tuple[np.ndarray, ...], y: np.ndarray, stderr: np.ndarray | None, *,
         chance: float | None = None, resamples: int = RESAMPLES, seed: int = 0) -> WeightedFit:
@@ -136,11 +144,8 @@ def fit(law: Law, inputs: tuple[np.ndarray, ...], y: np.ndarray, stderr: np.ndar
     scale = float(np.sqrt(max(1.0, chi2_reduced) if known else chi2_reduced))
     fitted = predict(law, params, chance, *inputs) if chance is not None else np.asarray(law.log_loss(params, *log_x))
     rng = np.random.default_rng(seed)
-    noisy = fitted + s * scale * rng.standard_normal((max(resamples, 1), y.size))
-    tiled = {**_data(log_x, y, s, chance)}
-    tiled = {"log_x": tuple(jnp.broadcast_to(v, noisy.shape) for v in tiled["log_x"]), "y": jnp.asarray(noisy),
-             "s": jnp.broadcast_to(tiled["s"], noisy.shape), "chance": jnp.full(noisy.shape[0], tiled["chance"])}
-    refits = lbfgs.solver(objective, _OPTIONS, batch="data")(jnp.asarray(theta), tiled)
+    redrawn = fitted + s * scale * rng.standard_normal((max(resamples, 1), y.size))
+    refits = lbfgs.solver(objective, _OPTIONS, batch="data")(jnp.asarray(theta), _tiled(log_x, redrawn, s, chance))
     valid = np.asarray(refits.converged) & np.isfinite(np.asarray(refits.value))
     draws = law.from_vector(np.asarray(refits.theta))
     if resamples == 0:
