@@ -30,7 +30,8 @@ class TaskLadder:
     by size; ``map_*``: every counted checkpoint with its intermediate loss (empty where the table
     has none); ``n_questions`` the task's size implied by its standard errors (p (1 - p) / s^2,
     median; NaN where unknown); ``spread`` the standard deviation of the largest model's last
-    :data:`SPREAD_CHECKPOINTS` checkpoints (NaN with fewer than two)."""
+    :data:`SPREAD_CHECKPOINTS` checkpoints (NaN with fewer than two); ``intermediate`` the
+    intermediate loss's ``TASK:METRIC``."""
 
     task: str
     metric: str
@@ -48,6 +49,7 @@ class TaskLadder:
     map_se: np.ndarray | None
     n_questions: float
     spread: float
+    intermediate: str = INTERMEDIATE
 
     @property
     def compute(self) -> np.ndarray:
@@ -114,7 +116,7 @@ def task_ladder(frame: pd.DataFrame, task: str, *, metric: str = "acc", data: st
         map_loss=mapped["loss"].to_numpy(np.float64), map_acc=mapped["value"].to_numpy(np.float64),
         map_se=_known(mapped["stderr"]),
         n_questions=float(np.median(p[inside] * (1 - p[inside]) / s[inside] ** 2)) if inside.any() else np.nan,
-        spread=float(np.std(largest, ddof=1)) if largest.size > 1 else np.nan)
+        spread=float(np.std(largest, ddof=1)) if largest.size > 1 else np.nan, intermediate=intermediate)
 
 
 def evaluation_stderr(acc: np.ndarray, n_questions: float) -> np.ndarray:

@@ -63,8 +63,10 @@ def fit_two_step(ladder: TaskLadder, *, resamples: int = weighted_fit.RESAMPLES,
             checkpoints, or its finished runs differ in D.
     """
     if ladder.map_acc.size <= 2 or not np.all(np.isfinite(ladder.final_loss)):
-        raise ValueError(f"task {ladder.task!r}: the two-step form needs the intermediate loss at every final "
-                         f"checkpoint and at the checkpoints of stage 2; the table has it at {ladder.map_acc.size}")
+        raise ValueError(f"the two-step form needs the intermediate loss {ladder.intermediate!r} at every final "
+                         f"checkpoint and at the checkpoints past the warmup; the table has it at "
+                         f"{ladder.map_acc.size} checkpoints (name another with --intermediate TASK:METRIC, or use "
+                         f"--form log-compute)")
     if np.ptp(np.log(ladder.final_d)) > 1e-9:
         raise ValueError("the ladder's finished runs differ in D; stage 1 here is a law of N at one D")
     log_loss_se = None if ladder.final_loss_se is None else ladder.final_loss_se / ladder.final_loss

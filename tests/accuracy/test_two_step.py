@@ -21,8 +21,9 @@ def _ladder_only(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[frame.n_params <= max(sl.LADDER)]
 
 
-def test_both_stages_recover_their_truth():
-    ladder = sl.draw_ladder(0, n_questions=50_000)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_both_stages_recover_their_truth(seed):
+    ladder = sl.draw_ladder(seed, n_questions=50_000)
     fit = fit_two_step(task_ladder(_ladder_only(ladder.frame), sl.TASK, chance=0.25, intermediate=sl.INTERMEDIATE),
                        resamples=2)
     t = sl.TWO_STEP_TRUTH
