@@ -63,7 +63,12 @@ anchor (the 70M-160M split has two rungs, fewer than the library's fits take).
 Goal (issue 38): mean absolute error <= 1.5 points over the 24, below the anchor's on both
 datasets; 90% intervals cover >= 20 of 24.
 
-    python benchmarks/bench_downstream.py [--json]
+    python benchmarks/bench_downstream.py [--json] [--bayes]
+
+``--bayes`` (added after the first run, a diagnostic outside the declared rules): beside each
+prediction, the 90% highest-density predictive interval of the joint posterior of both stages
+(:mod:`jaxscale.inference.downstream_posterior`, 2 chains x 500 draws), and how many of the 24 it
+covers.
 """
 
 from __future__ import annotations
@@ -129,7 +134,15 @@ def predict_split(frame, data, fitted, held, task, resamples):
     return ladder, truth, two_step.predict(n), lower, upper, anchor(ladder, n)
 
 
-def run(frame: pd.DataFrame) -> dict:
+def posterior_interval(ladder, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ``--bayes`` diagnostic: 90% HDI predictive intervals of the joint posterior at ``n``."""
+    from jaxscale.inference.downstream_posterior import sample_two_step
+
+    draws = sample_two_step(fit_two_step(ladder, resamples=0), ladder).draws(n)
+    return interval(predictive_draws(draws, ladder.n_questions, seed=0), LEVEL, method="hdi")
+
+
+def run(frame: pd.DataFrame, bayes: bool = False) -> dict:
     rows, verdicts, cv = [], [], []
     for data in LADDERS:
         for task in TASKS + AT_CHANCE:
@@ -138,6 +151,7 @@ def run(frame: pd.DataFrame) -> dict:
             ladder, truth, point, lower, upper, base = predict_split(frame, data, LADDERS[data], HELD_OUT[data],
                                                                       task, RESAMPLES)
             fit = fit_two_step(ladder, resamples=0)
+            post = posterior_interval(ladder, truth["n_params"].to_numpy(np.float64)) if bayes else None
             measured = np.log(final_truth(frame[frame["data"] == data], HELD_OUT[data], "lambada_openai", "ppl")["value"]
                               .to_numpy(np.float64))  # the held-out models' own loss: diagnosis only
             at_measured = fit.stage2.predict(measured)
@@ -149,7 +163,9 @@ def run(frame: pd.DataFrame) -> dict:
                              "loss_measured": float(measured[i]),
                              "stage2_at_measured_loss": float(at_measured[i]),
                              "two_step": float(point[i]), "lower": float(lower[i]), "upper": float(upper[i]),
-                             "covered": bool(lower[i] <= value <= upper[i]), "anchor": float(base[i])})
+                             "covered": bool(lower[i] <= value <= upper[i]), "anchor": float(base[i]),
+                             **({} if post is None else {"posterior": [float(post[0][i]), float(post[1][i])],
+                                                         "posterior_covered": bool(post[0][i] <= value <= post[1][i])})})
             for name, fitted, held in (("hold out 1B", LADDERS[data][:3], LADDERS[data][3:]),):
                 _, cv_truth, cv_point, _, _, cv_base = predict_split(frame, data, fitted, held, task, 0)
                 for value, p, b in zip(cv_truth["value"], cv_point, cv_base):
@@ -172,6 +188,8 @@ def run(frame: pd.DataFrame) -> dict:
     goal = {"mae_points": mae, "mae_goal": 1.5, "below_anchor_both": all(v["two_step_mae"] < v["anchor_mae"] for v in summary.values()),
             "covered": int(table["covered"].sum()), "covered_goal": 20, "n": int(len(table))}
     goal["met"] = bool(mae <= 1.5 and goal["below_anchor_both"] and goal["covered"] >= 20)
+    if bayes:
+        goal["posterior_covered_diagnostic"] = int(table["posterior_covered"].sum())
     return {"predictions": rows, "per_dataset": summary, "goal": goal, "verdicts": verdicts,
             "per_task": {t: {k: float(v) for k, v in r.items()} for t, r in per_task.iterrows()},
             "cross_validation": [{"split": s, "data": d, "two_step_mae": r["two_step"], "anchor_mae": r["anchor"]}
@@ -190,6 +208,12 @@ def text(result: dict) -> str:
     g = result["goal"]
     lines.append(f"all: MAE {g['mae_points']:.2f} (goal <= 1.5), below the anchor on both: {g['below_anchor_both']}, "
                  f"covered {g['covered']}/{g['n']} (goal >= 20): goal met: {g['met']}")
+    if "posterior_covered_diagnostic" in g:
+        lines.append(f"diagnostic (--bayes): the joint posterior's 90% predictive intervals cover "
+                     f"{g['posterior_covered_diagnostic']}/{g['n']}")
+        lines += [f"  {r['data']:8s} {r['task']:15s} {r['model']:20s} {100 * r['truth']:5.1f} in "
+                  f"[{100 * r['posterior'][0]:5.1f}, {100 * r['posterior'][1]:5.1f}]{'' if r['posterior_covered'] else '*'}"
+                  for r in result["predictions"]]
     lines.append("")
     lines.append("diagnostics per task (both datasets): MAE, mean signed error (points), the mean signed error of stage 2 "
                  "alone at the held-out models' measured loss, stage 2's reduced chi^2")
@@ -212,6 +236,7 @@ def text(result: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--bayes", action="store_true", help="also the joint posterior's intervals (a diagnostic)")
     args = parser.parse_args(argv)
     if not DATA.exists():
         print(f"{DATA} not present (a clone without ../shared/data)", file=sys.stderr)
@@ -219,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        result = run(read_evaluations(DATA))
+        result = run(read_evaluations(DATA), bayes=args.bayes)
     result["seconds"] = time.perf_counter() - started
     print(json.dumps(result, indent=1) if args.json else text(result))
     return 0

@@ -133,14 +133,15 @@ def _refits(f: Forecast) -> int:
 
 def multiplier(baseline: Forecast, other: Forecast) -> dict:
     """k = C_A / C of ``other`` against ``baseline`` (A) at the target (both one task, one form,
-    one target): the estimate, its :data:`MULTIPLIER_LEVEL` interval over paired draws, and why
-    it is undefined where it is."""
+    one target): the estimate, its :data:`MULTIPLIER_LEVEL` interval over paired draws, the share
+    of draws where it is defined, and why it is undefined where it is (else None)."""
     for f in (baseline, other):
         if f.prediction is None:
-            return {"k": None, "lower": None, "upper": None,
+            return {"k": None, "lower": None, "upper": None, "defined_fraction": 0.0,
                     "undefined": f"{f.ladder.data}: not predictable from this ladder"}
     if baseline.form == "direct-nd":
-        return {"k": None, "lower": None, "upper": None, "undefined": "no inverse in compute across ratios"}
+        return {"k": None, "lower": None, "upper": None, "defined_fraction": 0.0,
+                "undefined": "no inverse in compute across ratios"}
     n = other.target[0]
     k = float(_size_reaching(baseline, np.array(other.prediction), None) / n)
     size = min(len(other.draws), _refits(baseline))
