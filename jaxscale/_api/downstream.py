@@ -108,8 +108,10 @@ class DownstreamReport(Result):
             if m["k"] is None:
                 lines.append(f"  k of {data} against {numbers['baseline']}: undefined ({m['undefined']})")
             else:
+                bounded = m["lower"] is not None and m["upper"] is not None
+                band = f"{m['lower']:.3g} to {m['upper']:.3g}" if bounded else "unbounded"
                 lines.append(f"  k of {data} against {numbers['baseline']}: x{m['k']:.3g} "
-                             f"({100 * numbers['multiplier_level']:.0f}% {m['lower']:.3g} to {m['upper']:.3g}): "
+                             f"({100 * numbers['multiplier_level']:.0f}% {band}): "
                              f"{data} is worth {m['k']:.3g} times its compute in {numbers['baseline']}'s recipe")
         return [*lines, *(f"wrote {path}" for path in numbers.get("files", []))]
 

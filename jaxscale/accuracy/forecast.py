@@ -33,6 +33,9 @@ LEVEL = 0.90
 #: Two token counts within 1% are one D (a target's "3e11" is Pythia's 2.9988e11).
 SAME_D = 0.01
 MULTIPLIER_LEVEL = 0.95
+#: Share of paired draws that must define the multiplier for its interval to be bounded (as
+#: :mod:`jaxscale.planning.target_intervals` rules for a target's interval).
+MIN_DEFINED = 0.95
 
 
 @dataclass(frozen=True)
@@ -133,8 +136,10 @@ def _refits(f: Forecast) -> int:
 
 def multiplier(baseline: Forecast, other: Forecast) -> dict:
     """k = C_A / C of ``other`` against ``baseline`` (A) at the target (both one task, one form,
-    one target): the estimate, its :data:`MULTIPLIER_LEVEL` interval over paired draws, the share
-    of draws where it is defined, and why it is undefined where it is (else None)."""
+    one target): the estimate, its :data:`MULTIPLIER_LEVEL` interval over paired draws (unbounded,
+    None, where fewer than :data:`MIN_DEFINED` of the draws define k: an interval over the draws
+    that happen to would say more than the fits know), the share of draws where it is defined,
+    and why the estimate is undefined where it is (else None)."""
     for f in (baseline, other):
         if f.prediction is None:
             return {"k": None, "lower": None, "upper": None, "defined_fraction": 0.0,
@@ -146,8 +151,8 @@ def multiplier(baseline: Forecast, other: Forecast) -> dict:
     k = float(_size_reaching(baseline, np.array(other.prediction), None) / n)
     size = min(len(other.draws), _refits(baseline))
     k_draws = _size_reaching(baseline, other.draws[:size], size) / n
-    lower, upper = interval(k_draws, MULTIPLIER_LEVEL)
     defined = float(np.mean(np.isfinite(k_draws))) if k_draws.size else 0.0
-    return {"k": k if np.isfinite(k) else None, "lower": float(lower), "upper": float(upper),
-            "defined_fraction": defined,
+    lower, upper = interval(k_draws, MULTIPLIER_LEVEL) if defined >= MIN_DEFINED else (None, None)
+    return {"k": k if np.isfinite(k) else None, "lower": None if lower is None else float(lower),
+            "upper": None if upper is None else float(upper), "defined_fraction": defined,
             "undefined": None if np.isfinite(k) else "the other recipe's accuracy is outside what the baseline's law reaches"}
