@@ -20,7 +20,8 @@ Replay on real runs (:mod:`jaxscale.planning.replay`):
 - Candidates: the 220 other runs, each chosen at most once, paying its C. No budget: every
   strategy runs until the table is exhausted (so each ends at the whole table).
 - Strategies (:data:`jaxscale.planning.replay.STRATEGIES`): ``design`` (the largest expected
-  variance reduction of log N*(1e24) per FLOP under the Laplace belief at the current fit),
+  variance reduction of log N*(1e24) per FLOP under the Laplace belief at the current fit; since
+  the robust belief, see below, under that belief),
   ``random`` (:data:`RANDOM_ORDERS` orders, seeds 0-4), ``cheapest`` (increasing C) and
   ``isoflop`` (each run to the nearest of Hoffmann et al.'s Figure 3 budgets 6e18 ... 3e21, in
   log C; budgets in increasing order, each profile in increasing N).
@@ -51,7 +52,20 @@ Simulation from a known law (:mod:`jaxscale.planning.simulated_runs`):
   must cover the true N*(1e24) in 85-95% of the seeds. The interval method was chosen after a
   pilot of the same procedure on seeds 1000-1019, which the declared seeds do not include.
 
+The robust belief (added after the rules above, which stand unchanged; declared and committed
+before the replay and the simulation ran with it). ``design`` now plans from the sandwich
+covariance of the Huber fit with the law's priors and prices each run by the residual scale at its
+distance from the compute-optimal tokens per parameter (:mod:`jaxscale.planning.ratio_noise`);
+the design of the rules above is ``laplace_design``. The goal becomes the issue's: at most 0.5 of
+the compute of *every* baseline (random, isoFLOP, cheapest first) on Epoch's runs and on each
+simulated seed, judged at the same 1.25 W; the coverage test (seeds 0-99) is rerun with the new
+design and must stay within 85-95%. The baselines do not depend on the design (their orders are
+fixed by their rules and seeds), so ``--strategies design --baselines FILE`` replays the design
+alone and reads the baselines' compute from an earlier run's ``results.json``
+(``docs/planning_replay.json``, ``docs/planning_simulation.json``); the output says so.
+
     python benchmarks/bench_design.py [--part replay|simulation|all] [--out DIR] [--json]
+                                      [--strategies design ...] [--baselines FILE]
 """
 
 from __future__ import annotations
@@ -82,6 +96,7 @@ WIDTH_MULTIPLE = 1.25
 MULTIPLES = (1.1, 1.5, 2.0, 3.0)
 BUDGET = 1e24
 GOAL = 0.5
+BASELINES = ("random", "cheapest", "isoflop")
 SIM_NOISE = 0.01
 SIM_SEEDS = (0, 1, 2)
 SIM_RANDOM_ORDERS = 3
@@ -107,13 +122,14 @@ def whole_table_width(runs: RunsTable) -> float:
     return bootstrap_interval(pooled_bootstrap(pool, everything, fit, RESAMPLES, 0), target, fit.vector, LEVEL).width
 
 
-def traces(runs: RunsTable, random_orders: int, resamples: int) -> dict[str, list[Trace]]:
-    """Every strategy's replay on ``runs`` from the start set (module docstring)."""
+def traces(runs: RunsTable, random_orders: int, resamples: int,
+           strategies: tuple[str, ...] = STRATEGIES) -> dict[str, list[Trace]]:
+    """Each strategy's replay on ``runs`` from the start set (module docstring)."""
     pool = pool_of(runs)
     target = n_star(pool.law, BUDGET)
     start = start_set(runs)
     out: dict[str, list[Trace]] = {}
-    for name in STRATEGIES:
+    for name in strategies:
         seeds = range(random_orders) if name == "random" else (0,)
         out[name] = [replay(pool, start, strategy(name, pool, target, seed), target, name=name,
                             resamples=resamples, seed=0, level=LEVEL) for seed in seeds]
@@ -138,26 +154,34 @@ def fractions(compute: dict[str, float | None]) -> dict[str, float | None]:
             for name, value in compute.items() if name != "design"}
 
 
-def summary(found: dict[str, list[Trace]], width: float) -> dict:
+def summary(found: dict[str, list[Trace]], width: float, stored: dict | None = None) -> dict:
+    """The compute each strategy needs and the design's fractions of the baselines'; ``stored``:
+    an earlier run's summary of the same table, whose baselines fill those not replayed here."""
     target = WIDTH_MULTIPLE * width
     compute = needed(found, target)
+    read = [k for k in BASELINES if k not in compute]
+    if read:
+        compute.update({k: stored["compute_needed"][k] for k in read})
     share = fractions(compute)
-    return {
+    out = {
         "whole_table_width_decades": width, "target_width_decades": target, "compute_needed": compute,
-        "random_orders_compute": [compute_to_reach(t, target) for t in found["random"]],
+        "baselines_read_from_earlier_run": read,
         "design_fraction_of": share,
-        "goal_met": all(share[k] is not None and share[k] <= GOAL for k in ("random", "isoflop")),
+        "goal_met": all(share.get(k) is not None and share[k] <= GOAL for k in BASELINES),
         "total_compute": float(found["design"][0].compute[-1]),
-        "design_fraction_at_other_multiples": {str(m): fractions(needed(found, m * width)) for m in MULTIPLES},
     }
+    if not read:
+        out["random_orders_compute"] = [compute_to_reach(t, target) for t in found["random"]]
+        out["design_fraction_at_other_multiples"] = {str(m): fractions(needed(found, m * width)) for m in MULTIPLES}
+    return out
 
 
 def run_replay(args: argparse.Namespace) -> dict:
     runs = epoch_runs()
     width = whole_table_width(runs)
-    found = traces(runs, args.random_orders, args.resamples)
-    out = summary(found, width)
-    if args.out:
+    found = traces(runs, args.random_orders, args.resamples, tuple(args.strategies))
+    out = summary(found, width, _stored(args.baselines, "replay"))
+    if args.out and "random" in found:
         from jaxscale.plots.planning import choice_order_figure, replay_figure
 
         replay_figure(found, WIDTH_MULTIPLE * width, width,
@@ -175,16 +199,25 @@ def run_simulation(args: argparse.Namespace) -> dict:
     for seed in args.sim_seeds:
         runs = simulated_runs(chinchilla.LAW, chinchilla.EPOCH, real.n, real.d, SIM_NOISE, seed)
         width = whole_table_width(runs)
-        found = traces(runs, SIM_RANDOM_ORDERS, args.resamples)
-        per_seed[seed] = summary(found, width)
+        found = traces(runs, SIM_RANDOM_ORDERS, args.resamples, tuple(args.strategies))
+        stored = _stored(args.baselines, "simulation")
+        per_seed[seed] = summary(found, width, None if stored is None else stored["seeds"][str(seed)])
         per_seed[seed]["design_final_covers_truth"] = found["design"][0].intervals[-1].covers(truth)
-        if args.out and seed == args.sim_seeds[0]:
+        if args.out and seed == args.sim_seeds[0] and "random" in found:
             from jaxscale.plots.planning import replay_figure
 
             replay_figure(found, WIDTH_MULTIPLE * width, width,
                           f"Simulated from Epoch's fit (sigma = {SIM_NOISE}), seed {seed}: 90% interval of N*(1e24)"
                           ).savefig(Path(args.out) / "design_simulation.png", dpi=110)
     return {"true_n_star": truth, "noise": SIM_NOISE, "seeds": per_seed}
+
+
+def _stored(path: str | None, part: str) -> dict | None:
+    """The ``part`` of an earlier run's results (``--baselines``), or None."""
+    if path is None:
+        return None
+    results = json.loads(Path(path).read_text())
+    return results[part] if part in results else results
 
 
 def main() -> None:
@@ -195,7 +228,14 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=RESAMPLES)
     parser.add_argument("--random-orders", type=int, default=RANDOM_ORDERS)
     parser.add_argument("--sim-seeds", type=int, nargs="+", default=list(SIM_SEEDS))
+    parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES),
+                        choices=(*STRATEGIES, "laplace_design"), help="the strategies to replay (design always)")
+    parser.add_argument("--baselines", help="an earlier run's results.json: the baselines not replayed")
     args = parser.parse_args()
+    args.strategies = ["design", *(s for s in args.strategies if s != "design")]
+    missing = [b for b in BASELINES if b not in args.strategies]
+    if missing and not args.baselines:
+        parser.error(f"--baselines FILE is needed for the baselines not replayed: {', '.join(missing)}")
     if args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()

@@ -12,7 +12,7 @@ ask what drives their conclusions, reconcile Kaplan with Chinchilla, plan a run.
     >>> js.compare("baseline.csv", "new.csv", compute=1e22)  # compute multiplier, with intervals
     >>> js.published_hparams("deepseek", compute=1e24)    # eta*, B* of a planned run
 
-Verbs: :func:`load_runs`, :func:`fit` (Approach 3), :func:`frontier` (Approaches 1 and 2),
+Verbs: :func:`load_runs`, :func:`fit` (Approach 3), :func:`frontier` (Approaches 1 and 2), :func:`isoflop` (per-budget optima by declared rules),
 :func:`bayes`, :func:`bayes_grouped` (one law for several datasets), :func:`loo` (models ranked
 by PSIS-LOO), :func:`sensitivity`, :func:`reconcile`, :func:`allocate`,
 :func:`allocate_data_constrained` (with limited unique tokens), :func:`design` (which runs next),
@@ -49,7 +49,7 @@ _WHERE = {
     "design": "jaxscale._api.design", "compare": "jaxscale._api.compare",
     "hparams": "jaxscale._api.hparams", "published_hparams": "jaxscale._api.hparams",
     "schedule": "jaxscale._api.schedule", "model_params": "jaxscale._api.params",
-    "curve": "jaxscale._api.curve", "runs": "jaxscale._api.runs_report",
+    "curve": "jaxscale._api.curve", "runs": "jaxscale._api.runs_report", "isoflop": "jaxscale._api.isoflop",
     "downstream": "jaxscale._api.downstream",
     "laws": "jaxscale.laws",
     "Runs": "jaxscale._api.runs", "RunsTable": "jaxscale.tables.table", "Law": "jaxscale.laws.law", "Draws": "jaxscale.laws.draws",
@@ -62,6 +62,7 @@ _WHERE = {
     "HparamsReport": "jaxscale._api.hparams", "PublishedHparams": "jaxscale._api.hparams",
     "ScheduleReport": "jaxscale._api.schedule", "ModelParams": "jaxscale._api.params",
     "CurveReport": "jaxscale._api.curve", "RunsReport": "jaxscale._api.runs_report",
+    "IsoflopReport": "jaxscale._api.isoflop",
     "DownstreamReport": "jaxscale._api.downstream",
 }
 
@@ -94,6 +95,8 @@ if TYPE_CHECKING:
     from jaxscale._api.fit import fit as fit
     from jaxscale._api.fit import frontier as frontier
     from jaxscale._api.fitted import Fitted as Fitted
+    from jaxscale._api.isoflop import IsoflopReport as IsoflopReport
+    from jaxscale._api.isoflop import isoflop as isoflop
     from jaxscale._api.hparams import HparamsReport as HparamsReport
     from jaxscale._api.hparams import PublishedHparams as PublishedHparams
     from jaxscale._api.hparams import hparams as hparams

@@ -251,8 +251,9 @@ def curve(runs: Runs, *, law: str = "lr-annealing", protocol: str | None = None,
                          "(--predict): name them")
     table = _read(source, reading, plan["run_by"])
     _check_fills(fills, table.frame)
-    if plan["split"] == "explicit":
+    if plan["split"] == "explicit":  # the runs named are the only ones read further: schedules included
         lc.check_named(table, fitted + predicted)
+        table = table.select(np.isin(table.run_id.astype(str), fitted + predicted))
     lrs = run_learning_rates(table, source=lr_source, defaults=plan["defaults"])
     origin = str(source) if isinstance(source, (str, Path)) else table.source
     common = {"origin": origin, "law": law, "protocol": plan["protocol"], "lr_source": lr_source,

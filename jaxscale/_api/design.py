@@ -43,7 +43,8 @@ class DesignReport(Result):
         return self.plan.law
 
     def _interval(self, variance: float) -> tuple[float, float]:
-        """The 95% Laplace interval of the target at the plan's estimate for a variance (design scale)."""
+        """The 95% Gaussian interval of the target at the plan's estimate for a variance (design scale)
+        under the plan's belief (the sandwich covariance at a fit, or the priors)."""
         plan = self.plan
         scale = math.log(plan.estimate) if plan.target.log else plan.estimate
         interval = gaussian_interval(scale, math.sqrt(variance) if variance >= 0 else math.nan, 0.95, plan.target.log)
@@ -67,7 +68,7 @@ class DesignReport(Result):
         }
 
     def summary(self) -> pd.DataFrame:
-        """The target now and after each chosen run (estimate, its expected 95% Laplace interval),
+        """The target now and after each chosen run (estimate, its expected 95% interval under the belief),
         with the run's N, D, FLOP, the cumulative FLOP and the variance it removes."""
         plan = self.plan
         entries = [{"quantity": f"{plan.target.name} now", "estimate": plan.estimate,
@@ -94,8 +95,8 @@ class DesignReport(Result):
     def _text(self, numbers: dict[str, Any]) -> list[str]:
         lo, hi = numbers["interval95_now"]
         lines = [f"{numbers['law']} law, from {numbers['from']}: {numbers['target']} = "
-                 f"{_shown(numbers['estimate'], '.4g')} (95% Laplace {_shown(lo, '.4g')} to {_shown(hi, '.4g')}); "
-                 f"noise sigma = {numbers['sigma']:.3g}"]
+                 f"{_shown(numbers['estimate'], '.4g')} (95% {'prior' if numbers['from'] == 'priors' else 'sandwich'} "
+                 f"{_shown(lo, '.4g')} to {_shown(hi, '.4g')}); noise sigma = {numbers['sigma']:.3g}"]
         if numbers["criterion"] != "variance":
             lines.append("  the target is undefined at this fit: runs chosen by the information they add (D-optimality)")
         lines += [f"{len(numbers['runs'])} runs of {numbers['candidates']} candidates, {numbers['spent']:.3g} of "
@@ -113,9 +114,11 @@ def design(runs: Runs | None = None, *, target: str = "N*:1e24", budget: float, 
            min_cost: float | None = None, max_runs: int | None = None, noise: float | None = None) -> DesignReport:
     """Propose the next runs that shrink a target's uncertainty most per FLOP.
 
-    The runs so far are fitted by Approach 3; the Laplace belief at that fit (or the law's priors,
-    without runs) gives each candidate (N, D) the variance of the target it would remove,
-    (g^T Sigma j)^2 / (sigma^2 + j^T Sigma j), per FLOP of its cost 6 N D; the plan takes the best
+    The runs so far are fitted by Approach 3; the robust belief at that fit (the sandwich covariance
+    of the Huber fit with the law's priors, each candidate observed with the residual scale at its
+    distance from the compute-optimal tokens per parameter: :mod:`jaxscale.planning.ratio_noise`),
+    or the law's priors without runs, gives each candidate (N, D) the variance of the target it
+    would remove, (g^T Sigma j)^2 / (sigma_x^2 + j^T Sigma j), per FLOP of its cost 6 N D; the plan takes the best
     affordable one, updates the belief and repeats until ``budget`` is spent
     (:mod:`jaxscale.planning.selection`).
 
@@ -131,8 +134,8 @@ def design(runs: Runs | None = None, *, target: str = "N*:1e24", budget: float, 
         max_cost: the most FLOP one candidate of the grid may cost (default: ``budget``).
         min_cost: the least (default: none).
         max_runs: stop after this many runs.
-        noise: the residual scale of log loss of a new run (default: the fit's robust scale, or 1%
-            without runs).
+        noise: the residual scale of log loss of a new run near the compute-optimal ratio, scaled
+            up away from it (default: the sandwich's per-run scale at the fit, or 1% without runs).
 
     Returns:
         A :class:`DesignReport`.

@@ -25,6 +25,9 @@ from jaxscale.support.atomic import atomic_path
 
 #: Hoffmann et al.'s (2022) approaches that :func:`frontier` runs.
 APPROACHES = (1, 2)
+#: How :func:`fit` minimises the Huber objective: Approach 3's multistart L-BFGS, or variable
+#: projection (:mod:`jaxscale.fitting.vpnls`), which reaches the same optimum.
+METHODS = ("approach3", "vpnls")
 #: Runs proposed where the runs leave a quantity undetermined (:func:`identified`).
 SUGGESTED_RUNS = 3
 
@@ -94,7 +97,7 @@ class FitReport(Result):
 
     def _report(self) -> dict[str, Any]:
         fit, refits = self.fit, self.refits
-        numbers = {"law": fit.law.name, "method": "approach3", **fit.summary(), "n_starts": fit.n_starts,
+        numbers = {"law": fit.law.name, "method": fit.method, **fit.summary(), "n_starts": fit.n_starts,
                    "n_converged": fit.n_converged, "fit_seconds": fit.seconds, **self._note()}
         if fit.runs.columns is not None:
             numbers["columns"] = dict(fit.runs.columns)
@@ -144,7 +147,8 @@ class FitReport(Result):
 
     def _title(self) -> str:
         boot = "" if self.refits is None else f", {len(self.refits.converged)} bootstrap refits"
-        return f"FitReport: {self.law.name} law, Approach 3 on {self.fit.n_points} runs{boot}"
+        how = "Approach 3" if self.fit.method == "approach3" else "Approach 3's objective by variable projection"
+        return f"FitReport: {self.law.name} law, {how} on {self.fit.n_points} runs{boot}"
 
     def _text(self, numbers: dict[str, Any]) -> list[str]:
         return _fit_text(numbers)
@@ -212,7 +216,7 @@ def check_bootstrap(resamples: int) -> None:
 
 def fit(runs: Runs, law: str | Law = "chinchilla", *, bootstrap: int = 0, seed: int = 0,
         compute: Sequence[float] | None = None, asymmetry: float | None = None, likelihood: bool = False,
-        holdout: float | None = None, holdout_by: str = "n") -> FitReport:
+        holdout: float | None = None, holdout_by: str = "n", method: str = "approach3") -> FitReport:
     """Fit a scaling law to runs by Hoffmann et al.'s (2022) Approach 3.
 
     ``law`` is fitted to every run at once by the Huber loss on log residuals from Epoch AI's
@@ -235,6 +239,9 @@ def fit(runs: Runs, law: str | Law = "chinchilla", *, bootstrap: int = 0, seed: 
         holdout: also fit the runs with N (or C, ``holdout_by="c"``) below this and report the
             errors on the rest.
         holdout_by: ``"n"`` or ``"c"``.
+        method: ``"approach3"`` (multistart L-BFGS from the law's grid) or ``"vpnls"`` (variable
+            projection, :mod:`jaxscale.fitting.vpnls`: the linear coordinates solved on a grid of
+            the others, then the same L-BFGS; laws that declare their linear coordinates).
 
     Returns:
         A :class:`FitReport`.
@@ -248,7 +255,12 @@ def fit(runs: Runs, law: str | Law = "chinchilla", *, bootstrap: int = 0, seed: 
         raise ValueError(f"asymmetry must be > 0, got {asymmetry}")
     if likelihood:
         law.require_chinchilla("the likelihood-ratio test at Hoffmann et al.'s published values")
-    return _approach3(as_runs(runs), law, bootstrap, seed, compute, asymmetry, likelihood, holdout, holdout_by, start)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    if method == "vpnls" and asymmetry is not None:
+        raise ValueError("asymmetry applies to method approach3, not vpnls")
+    return _approach3(as_runs(runs), law, bootstrap, seed, compute, asymmetry, likelihood, holdout, holdout_by, start,
+                      method)
 
 
 def frontier(runs: Runs, approach: int = 2, *, bootstrap: int = 0, seed: int = 0) -> FrontierReport:
@@ -285,12 +297,13 @@ def frontier(runs: Runs, approach: int = 2, *, bootstrap: int = 0, seed: int = 0
 
 def _approach3(table: RunsTable, law: Law, resamples: int, seed: int, compute: Sequence[float] | None,
                asymmetry: float | None, likelihood: bool, holdout: float | None, holdout_by: str,
-               start: float) -> FitReport:
+               start: float, method: str = "approach3") -> FitReport:
     from jaxscale.fitting.approach3 import fit_approach3
     from jaxscale.fitting.bootstrap import bootstrap
+    from jaxscale.fitting.vpnls import fit_vpnls
     from jaxscale.optimum.allocation import allocation_table, decades_outside
 
-    result = fit_approach3(table, law=law, asymmetry=asymmetry)
+    result = fit_vpnls(table, law=law) if method == "vpnls" else fit_approach3(table, law=law, asymmetry=asymmetry)
     refits = bootstrap(result, resamples, seed=seed) if resamples else None
     allocation = None
     if law.inputs == ("N", "D"):

@@ -15,8 +15,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         subparsers, "design", "which runs to train next for a target, per FLOP, within a budget",
         "Propose the next runs (N, D) that shrink the uncertainty of what the study decides (N*(C), D*(C), the loss "
         "of a planned run, the allocation exponent a) most per FLOP: the runs so far are fitted by Approach 3, "
-        "and each candidate is valued by the variance of the target it would remove under the Laplace belief at "
-        "that fit, (g'Sg)^2 / (sigma^2 + j'Sj), divided by its cost 6ND; greedy selection within --budget. "
+        "and each candidate is valued by the variance of the target it would remove under the robust belief at "
+        "that fit (the sandwich covariance; a run's noise grows with its distance from the compute-optimal tokens "
+        "per parameter), (g'Sg)^2 / (sigma_x^2 + j'Sj), divided by its cost 6ND; greedy selection within --budget. "
         "Without RUNS the plan starts from the law's priors. Candidates: a grid up to --max-cost per run, or "
         "--candidates CSV (columns N and D).",
         "jaxscale design runs.csv --drop-highest 5 --target N*:1e24 --budget 1e22 --max-cost 1e21 --out plan\n"
@@ -33,7 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="candidate runs instead of the grid: a CSV with columns N and D")
     p.add_argument("--max-runs", type=o.at_least(1), default=None, metavar="K", help="propose at most K runs")
     p.add_argument("--noise", type=o.positive, default=None, metavar="SIGMA",
-                   help="residual scale of log loss of a new run (default: the fit's robust scale; 0.01 without RUNS)")
+                   help="residual scale of log loss of a new run near the optimal ratio (default: the sandwich's at the fit; "
+                        "0.01 without RUNS)")
     o.add_law(p, what="the law of N and D the runs are fitted with")
     o.add_out(p, "the figure (design_candidates.png: the candidates coloured by value per FLOP, the chosen numbered)")
     o.add_json(p)

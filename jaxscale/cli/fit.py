@@ -18,8 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     o.add_table(p)
     o.add_law(p)
-    p.add_argument("--method", choices=("approach1", "approach2", "approach3"), default="approach3",
-                   help="Hoffmann et al.'s approach (default: %(default)s)")
+    p.add_argument("--method", choices=("approach1", "approach2", "approach3", "vpnls"), default="approach3",
+                   help="Hoffmann et al.'s approach, or vpnls: Approach 3's objective by variable projection "
+                        "(default: %(default)s)")
     o.add_bootstrap(p, what="bootstrap resamples (Epoch: 4000)")
     o.add_seed(p)
     p.add_argument("--asymmetry", type=o.positive, default=None, metavar="W",
@@ -40,13 +41,13 @@ def run(args: argparse.Namespace) -> int:
     from jaxscale import fit, frontier
 
     o.check_out(args.out)
-    if args.method != "approach3":
+    if args.method in ("approach1", "approach2"):
         _check_frontier_options(args)
         result = frontier(o.deferred_table(args), int(args.method[-1]), bootstrap=args.bootstrap, seed=args.seed)
     else:
         result = fit(o.deferred_table(args), args.law, bootstrap=args.bootstrap, seed=args.seed,
                      compute=args.compute, asymmetry=args.asymmetry, likelihood=args.likelihood,
-                     holdout=args.holdout_threshold, holdout_by=args.holdout_by)
+                     holdout=args.holdout_threshold, holdout_by=args.holdout_by, method=args.method)
     return o.report(result, args)
 
 
@@ -56,5 +57,5 @@ def _check_frontier_options(args: argparse.Namespace) -> None:
                                       ("likelihood", args.likelihood),
                                       ("holdout", args.holdout_threshold is not None)) if used]
     if extra:
-        raise ValueError(f"{', '.join(extra)} apply to approach3, not {args.method}")
+        raise ValueError(f"{', '.join(extra)} apply to approach3 and vpnls, not {args.method}")
 

@@ -7,8 +7,14 @@ intercept centred on the runs' mean log input, :mod:`jaxscale.fitting.centring`)
   and of the Fisher information J^T J / sigma^2 of :mod:`jaxscale.determinacy.curvature`, the latter
   equilibrated (scaled to a unit diagonal, D^-1/2 I D^-1/2, so that no coordinate's units enter:
   van der Sluis 1969 showed this scaling within a factor p of the best diagonal one);
+- for a law that declares the coordinates its loss is linear in (:attr:`~jaxscale.laws.law.Law.linear`),
+  the condition number of the Hessian of the projected objective, the linear coordinates minimised
+  out (what variable projection, :mod:`jaxscale.fitting.vpnls`, searches): at the optimum it is the
+  Schur complement of the linear block, H_nn - H_nl H_ll^-1 H_ln, whatever the linear coordinates'
+  parametrisation;
 - the correlations between the coordinates: over the bootstrap refits or the posterior draws when
-  there are any, else of the Laplace covariance (the inverse information);
+  there are any, else of the sandwich covariance of the Huber fit
+  (:mod:`jaxscale.determinacy.sandwich`);
 - the decades spanned by each input of the law (N, D) and by the compute C.
 
 The rules below were declared before they were measured on any table.
@@ -25,7 +31,8 @@ undefined, never as numbers.
 **Warnings: a quantity not determined.** The law's exponents and its allocation exponents
 (:data:`DECISION_QUANTITIES`, Chinchilla's a = beta / (alpha + beta) and b) are not determined by the
 runs where the width of their 95% interval (bootstrap percentile, posterior HDI, or else the
-Laplace estimate -/+ 1.96 standard errors, by the delta method for a and b) exceeds
+estimate -/+ t standard errors of the sandwich covariance, by the delta method, t Student's with
+n - p degrees of freedom: :mod:`jaxscale.determinacy.sandwich`) exceeds
 :data:`UNDETERMINED_WIDTH` (1) times the estimate's magnitude: +-50% or more. At that width the
 allocation exponent a may be 0.25 or 0.75, a choice between a compute-optimal model that grows
 mostly by data and one that grows mostly by parameters, and the runs have not decided it. The
@@ -51,7 +58,8 @@ import numpy as np
 from jaxscale.core.numerics import float64
 from jaxscale.fitting.approach3 import FitResult
 from jaxscale.fitting.centring import centre, centres, uncentre
-from jaxscale.determinacy.curvature import condition_number, correlation, curvature, laplace_covariance, robust_sigma
+from jaxscale.determinacy.curvature import condition_number, correlation, curvature, robust_sigma
+from jaxscale.determinacy.sandwich import degrees_of_freedom, fit_sandwich, t_quantile
 from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
 from jaxscale.support.compiled_programs import persistent_jit
@@ -67,8 +75,6 @@ UNDETERMINED_WIDTH = 1.0
 SEPARATION_CORRELATION = 0.9
 #: Closed forms checked beside the exponents: the allocation exponents N* ~ C^a, D* ~ C^b.
 DECISION_QUANTITIES = ("a", "b")
-#: The normal quantile of a central 95% interval.
-Z95 = 1.959963984540054
 
 
 @dataclass(frozen=True)
@@ -80,11 +86,13 @@ class Identifiability:
         condition_hessian: condition number of the objective's Hessian in those coordinates.
         condition_information: condition number of the equilibrated Fisher information.
         correlation: (p, p) correlations of the coordinates.
-        correlation_source: ``"bootstrap"``, ``"posterior"`` or ``"laplace"``.
+        correlation_source: ``"bootstrap"``, ``"posterior"`` or ``"sandwich"``.
         decades: decades spanned by each input of the law, and by C for a law of N and D.
         undefined: parameters on a singular direction, reported as undefined.
         intervals: the 95% interval of each exponent and decision quantity the rules judged.
         warnings: each undetermined quantity, in words.
+        condition_projected: condition number of the projected objective's Hessian (None for a law
+            that declares no linear coordinates).
         residual_scale: the robust scale of the fit's log residuals (0: the law passes through every
             run; NaN where the optimum ran off).
         suggested_runs: (N, D) of runs that would determine them (attached by the verbs).
@@ -100,6 +108,7 @@ class Identifiability:
     intervals: dict[str, tuple[float, float, float]]
     warnings: tuple[str, ...]
     residual_scale: float = math.nan
+    condition_projected: float | None = None
     suggested_runs: tuple[tuple[float, float], ...] = field(default=())
 
     def correlations(self) -> dict[str, float]:
@@ -111,7 +120,7 @@ class Identifiability:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of ``identifiability`` in ``jaxscale fit --json`` and ``bayes --json``."""
         return {"condition_hessian": self.condition_hessian, "condition_information": self.condition_information,
-                "correlation_source": self.correlation_source, "correlations": self.correlations(),
+                "condition_projected": self.condition_projected, "correlation_source": self.correlation_source, "correlations": self.correlations(),
                 "decades": self.decades, "undefined": list(self.undefined),
                 "intervals": {k: list(v) for k, v in self.intervals.items()}, "warnings": list(self.warnings),
                 "residual_scale": None if math.isnan(self.residual_scale) else self.residual_scale,
@@ -133,6 +142,8 @@ def identifiability_text(section: Mapping[str, Any]) -> list[str]:
     lines = [f"  identifiability: condition number {undefined_or(section['condition_hessian'], '.3g')} (Hessian of "
              f"the objective), {undefined_or(section['condition_information'], '.3g')} (equilibrated information); "
              f"decades spanned: {spans}"]
+    if section.get("condition_projected") is not None:
+        lines[0] += f"; {section['condition_projected']:.3g} projected (linear coordinates solved out)"
     strongest = sorted(section["correlations"].items(), key=lambda kv: -abs(kv[1] if kv[1] is not None else 0))[:3]
     lines.append(f"  correlations ({section['correlation_source']}): "
                  + ", ".join(f"{k} {'undefined' if v is None else format(v, '+.2f')}" for k, v in strongest))
@@ -146,6 +157,22 @@ def identifiability_text(section: Mapping[str, Any]) -> list[str]:
 def _centring_matrix(law: Law, m: np.ndarray) -> np.ndarray:
     """(p, p) T with theta = T u: the law's vector of the centred vector u (a linear map)."""
     return np.stack([np.asarray(uncentre(law, e, m)) for e in np.eye(law.n_params)], -1)
+
+
+def projected_condition(law: Law, hessian: np.ndarray) -> float | None:
+    """The condition number of the Schur complement of ``law``'s linear coordinates in ``hessian``
+    (module docstring); None for a law that declares none, inf where the linear block is singular."""
+    if law.linear is None:
+        return None
+    if not np.isfinite(hessian).all() or not np.isfinite(condition_number(hessian)):
+        return float("inf")
+    linear = [law.param_names.index(c) for c in law.linear.coefficients]
+    rest = [i for i in range(law.n_params) if i not in linear]
+    h_ll, h_ln, h_nn = hessian[np.ix_(linear, linear)], hessian[np.ix_(linear, rest)], hessian[np.ix_(rest, rest)]
+    try:
+        return condition_number(h_nn - h_ln.T @ np.linalg.solve(h_ll, h_ln))
+    except np.linalg.LinAlgError:
+        return float("inf")
 
 
 def equilibrated(matrix: np.ndarray) -> np.ndarray:
@@ -199,14 +226,16 @@ def _log_residuals(law: Law, theta: jnp.ndarray, log_x: tuple[jnp.ndarray, ...],
     return log_y - law.log_loss(law.from_vector(theta), *log_x)
 
 
-def _delta_intervals(law: Law, vector: np.ndarray, covariance: np.ndarray) -> dict[str, tuple[float, float, float]]:
-    """Laplace intervals (estimate -/+ 1.96 SE, delta method) of the exponents and decision quantities."""
+def _delta_intervals(law: Law, vector: np.ndarray, covariance: np.ndarray,
+                     quantile: float) -> dict[str, tuple[float, float, float]]:
+    """Intervals estimate -/+ ``quantile`` SE (delta method through ``covariance``) of the exponents
+    and decision quantities."""
     theta = np.asarray(vector, np.float64)  # a host array: converting it compiles nothing
     names = tuple(_judged_names(law, theta))
     values, grad = (np.asarray(a) for a in _quantities_and_jacobian(law, names, theta))
     with np.errstate(invalid="ignore"):
         se = np.sqrt(np.einsum("qi,ij,qj->q", grad, covariance, grad))
-    return {k: (float(v), float(v - Z95 * s), float(v + Z95 * s)) for k, v, s in zip(names, values, se)}
+    return {k: (float(v), float(v - quantile * s), float(v + quantile * s)) for k, v, s in zip(names, values, se)}
 
 
 def _input_of(law: Law, exponent: str) -> str | None:
@@ -252,7 +281,7 @@ def identifiability(fit: FitResult, draws: Draws | None = None) -> Identifiabili
         fit: an Approach-3 fit.
         draws: its bootstrap refits or a posterior of the same law on the same runs
             (:class:`~jaxscale.laws.draws.Draws`): the correlations and 95% intervals come from
-            them; None: from the Laplace covariance at the fit.
+            them; None: from the sandwich covariance at the fit (:mod:`jaxscale.determinacy.sandwich`).
 
     Returns:
         The :class:`Identifiability`.
@@ -260,7 +289,7 @@ def identifiability(fit: FitResult, draws: Draws | None = None) -> Identifiabili
     law, names = fit.law, fit.law.vector_names
     spans = decades(law, fit)
     p = law.n_params
-    source = "laplace" if draws is None else ("bootstrap" if draws.kind == "bootstrap" else "posterior")
+    source = "sandwich" if draws is None else ("bootstrap" if draws.kind == "bootstrap" else "posterior")
     if fit.infinite_parameters():  # the optimum ran off: no curvature there
         nan = np.full((p, p), np.nan)
         return Identifiability(names, np.inf, np.inf, nan, source, spans, tuple(fit.infinite_parameters()), {}, ())
@@ -276,8 +305,11 @@ def identifiability(fit: FitResult, draws: Draws | None = None) -> Identifiabili
     undefined_coords = weak_coordinates(info, names)
     undefined = tuple(f for f, v in zip(law.param_names, names) if v in undefined_coords)
     if draws is None:
-        corr = correlation(laplace_covariance(info))
-        judged = _delta_intervals(law, np.asarray(fit.vector), np.asarray(curv.covariance) * float(sigma > 0))
+        robust = fit_sandwich(fit)
+        t_inv = np.linalg.inv(t)  # theta = T u: the centred coordinates' covariance is T^-1 Sigma T^-T
+        corr = correlation(t_inv @ robust @ t_inv.T)
+        quantile = t_quantile(degrees_of_freedom(data.weights, p))
+        judged = _delta_intervals(law, np.asarray(fit.vector), robust, quantile)
     else:
         u = np.asarray(centre(law, np.asarray(law.to_vector(draws.used), np.float64), m))
         u = u[np.all(np.isfinite(u), axis=1)]
@@ -292,7 +324,7 @@ def identifiability(fit: FitResult, draws: Draws | None = None) -> Identifiabili
                            correlation=corr, correlation_source=source, decades=spans, undefined=undefined,
                            intervals=judged,
                            warnings=_warnings(law, judged, corr, names, spans, undefined, condition),
-                           residual_scale=float(sigma))
+                           residual_scale=float(sigma), condition_projected=projected_condition(law, np.asarray(hessian)))
 
 
 @float64

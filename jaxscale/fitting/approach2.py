@@ -75,7 +75,7 @@ def isoflop_groups(c: np.ndarray, tol_dex: float = 0.05) -> np.ndarray:
     return labels
 
 
-def _parabola(x: jnp.ndarray, y: jnp.ndarray, w: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
+def parabola_minimum(x: jnp.ndarray, y: jnp.ndarray, w: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
     """Weighted least-squares parabola of y in x (x centred on its weighted mean for
     conditioning): returns (x*, L(x*), curvature p2)."""
     centre = jnp.sum(w * x) / jnp.sum(w)
@@ -91,7 +91,7 @@ def _slice_fits(x: jnp.ndarray, y: jnp.ndarray, weights: jnp.ndarray, size_of: j
     """Every slice's parabola (``weights`` [G, rows]) and the facts its status needs: the number
     of distinct sizes with weight (``size_of`` [rows, K], one-hot size index) and the range of
     sampled log N."""
-    x_star, l_star, p2 = jax.vmap(_parabola, in_axes=(None, None, 0))(x, y, weights)
+    x_star, l_star, p2 = jax.vmap(parabola_minimum, in_axes=(None, None, 0))(x, y, weights)
     used = weights > 0
     sizes = jnp.sum((used.astype(x.dtype) @ size_of) > 0, axis=1)
     lo = jnp.min(jnp.where(used, x, jnp.inf), axis=1)

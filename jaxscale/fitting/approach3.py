@@ -104,7 +104,9 @@ class FitResult:
     unconstrained coordinates of the optimum); ``runs`` the table fitted; ``objective``
     the weighted Huber sum at the optimum; of the ``n_starts`` starts, ``n_minimised`` passed
     the screen and ``n_converged`` of those converged (on the screen's subsample, for a table of
-    more than :data:`SUBSAMPLE` rows). ``curvature``: the L-BFGS curvature pairs
+    more than :data:`SUBSAMPLE` rows). ``method``: ``approach3``, or ``vpnls`` for a fit by variable
+    projection (:mod:`jaxscale.fitting.vpnls`). ``weights``: the row weights of the objective (None: all 1).
+    ``curvature``: the L-BFGS curvature pairs
     the best start ended with, in the centred coordinates of these runs
     (:mod:`jaxscale.fitting.centring`); refits of resampled runs start from them."""
 
@@ -120,6 +122,8 @@ class FitResult:
     delta: float = DELTA
     asymmetry: float | None = None
     curvature: lbfgs.Memory | None = None
+    method: str = "approach3"
+    weights: np.ndarray | None = None
 
     @property
     def n_points(self) -> int:
@@ -149,7 +153,7 @@ class FitResult:
         return self.runs.law_inputs(self.law.inputs)
 
     def data(self) -> FitData:
-        return fit_data(self.inputs, self.runs.loss)
+        return fit_data(self.inputs, self.runs.loss, self.weights)
 
     @float64
     def predict(self, *inputs: ArrayLike) -> np.ndarray:
@@ -252,6 +256,7 @@ def fit_approach3(
     delta: float = DELTA,
     options: lbfgs.Options = MULTISTART,
     screen: int | None = SCREEN,
+    weights: ArrayLike | None = None,
 ) -> FitResult:
     """Fit ``law`` (a :class:`Law`) to ``runs`` by Huber-loss L-BFGS from every start.
 
@@ -260,7 +265,8 @@ def fit_approach3(
     whose small runs are under-tuned). Drop outliers on the table first
     (:func:`jaxscale.tables.table.drop_highest_loss`; Epoch drops the 5 highest-loss runs).
     Only the ``screen`` starts of lowest objective are minimised (module docstring); ``None``
-    minimises every start.
+    minimises every start. ``weights`` (one per run, finite and >= 0; default all 1) weigh each
+    run's Huber term.
     """
     if asymmetry is not None and not asymmetry > 0:
         raise ValueError(f"asymmetry must be > 0, got {asymmetry}")
@@ -269,13 +275,17 @@ def fit_approach3(
     if screen is not None and screen < 1:
         raise ValueError(f"screen must be >= 1 or None, got {screen}")
     check_runs(law, runs)
+    if weights is not None:
+        weights = np.asarray(weights, np.float64)
+        if weights.shape != (len(runs),) or not np.all(np.isfinite(weights) & (weights >= 0)) or not weights.any():
+            raise ValueError(f"weights must be {len(runs)} finite values >= 0, not all 0; got shape {weights.shape}")
     starts = np.asarray(law.init_grid() if grid is None else grid, dtype=np.float64)
     if starts.ndim != 2 or starts.shape[1] != law.n_params or not np.isfinite(starts).all():
         raise ValueError(
             f"grid must be a finite (k, {law.n_params}) array of {law.vector_names}; got shape {starts.shape}"
         )
     check_memory(FIT_BYTES_PER_ROW * len(runs) + FIT_BYTES_FIXED, f"the Approach-3 fit of {len(runs):,} rows")
-    data = fit_data(runs.law_inputs(law.inputs), runs.loss)
+    data = fit_data(runs.law_inputs(law.inputs), runs.loss, weights)
     objective = huber_fn(law, delta, asymmetry)
     t0 = time.perf_counter()
     sample = subsample(data)
@@ -293,5 +303,5 @@ def fit_approach3(
         law=law, params=jax.tree.map(float, law.from_vector(vector)), vector=vector, objective=float(sol.value[best]),
         runs=runs, n_starts=len(starts), n_minimised=len(kept), n_converged=n_converged,
         seconds=seconds, delta=delta, asymmetry=asymmetry,
-        curvature=jax.tree.map(lambda a: a[best], sol.memory),
+        curvature=jax.tree.map(lambda a: a[best], sol.memory), weights=weights,
     )

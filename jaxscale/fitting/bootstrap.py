@@ -208,7 +208,8 @@ def bootstrap(fit: FitResult, n_resamples: int = N_RESAMPLES, seed: int = 0, *,
     (:data:`BLOCK_TERMS` counts at a time: 4000 resamples at once for up to 524 rows).
 
     ``counts`` (R, n) overrides the resampling (e.g. to share resamples with another
-    implementation); by default they come from :func:`resample_counts` with ``seed``.
+    implementation); by default they come from :func:`resample_counts` with ``seed``. A fit with
+    row weights is refitted with each resample's counts times them.
     """
     block = block_size(fit.n_points)
     check_memory(FIT_BYTES_PER_ROW * fit.n_points + FIT_BYTES_FIXED + BLOCK_BYTES_PER_TERM * block * fit.n_points,
@@ -220,6 +221,8 @@ def bootstrap(fit: FitResult, n_resamples: int = N_RESAMPLES, seed: int = 0, *,
         if counts.ndim != 2 or counts.shape[1] != fit.n_points:
             raise ValueError(f"counts must have shape (R, {fit.n_points}); got {counts.shape}")
         blocks = (counts[first:first + block] for first in range(0, len(counts), block))
+    if fit.weights is not None:  # a weighted fit: each resample keeps the runs' weights
+        blocks = (part * fit.weights for part in blocks)
     t0 = time.perf_counter()
     memory = None if fit.curvature is None else fit.curvature.resized(options.memory_size)
     full = fit.data()

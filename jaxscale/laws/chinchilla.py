@@ -27,7 +27,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxscale.core.validation import check_params_positive, check_positive
-from jaxscale.laws.law import Law, NoisePriors, Normal, grid, lse, steps
+from jaxscale.laws.law import Law, LinearPart, NoisePriors, Normal, grid, lse, steps
 
 
 class ChinchillaParams(NamedTuple):
@@ -162,6 +162,16 @@ def tied_grid() -> np.ndarray:
     return np.unique(g[g[:, 3] == g[:, 4]][:, :4], axis=0)
 
 
+def _basis(exponents: tuple[ArrayLike, ...], log_n: ArrayLike, log_d: ArrayLike) -> jnp.ndarray:
+    """The columns (N^-alpha, D^-beta, 1) of Eq. 2 in which the loss is linear in (A, B, E);
+    ``exponents`` is (alpha, beta), or (alpha,) for the tied law."""
+    alpha, beta = exponents[0], exponents[-1]
+    return jnp.stack(jnp.broadcast_arrays(jnp.exp(-alpha * log_n), jnp.exp(-beta * log_d), jnp.ones_like(log_n)), -1)
+
+
+#: Eq. 2 is linear in A, B and E (variable projection, :mod:`jaxscale.fitting.vpnls`).
+LINEAR = LinearPart(("A", "B", "E"), _basis)
+
 CITATION = "Hoffmann et al. (2022), Eq. 2; Pearce & Song (2024), Eq. 12"
 
 LAW: Law[ChinchillaParams] = Law(
@@ -177,6 +187,7 @@ LAW: Law[ChinchillaParams] = Law(
     closed_forms=closed_forms,
     published=PUBLISHED,
     chinchilla_form=True,
+    linear=LINEAR,
 )
 
 TIED: Law[TiedParams] = Law(
@@ -190,4 +201,5 @@ TIED: Law[TiedParams] = Law(
     citation=CITATION,
     centred=(("log_A", "alpha", 0), ("log_B", "alpha", 1)),
     closed_forms=lambda p: closed_forms(ChinchillaParams(*p, p[3])),
+    linear=LINEAR,
 )

@@ -98,6 +98,20 @@ class NoisePriors:
     df: float = 4.0
 
 
+class LinearPart:
+    """The coordinates in which a law's loss is linear (for variable projection,
+    :mod:`jaxscale.fitting.vpnls`): L = sum_j c_j phi_j(x; theta_nl), c_j >= 0.
+
+    ``coefficients`` names the fields c_j (scales of the law, in natural units), ``basis(nonlinear,
+    *log_x)`` returns the columns phi_j, shape (..., rows, k) in the order of ``coefficients``, at
+    the law's other fields ``nonlinear`` (a tuple in the order of the law's fields).
+    """
+
+    def __init__(self, coefficients: tuple[str, ...], basis: Callable[..., Any]) -> None:
+        self.coefficients = coefficients
+        self.basis = basis
+
+
 @dataclass(frozen=True, eq=False)
 class Law(Generic[P]):
     """A scaling law L(x1, x2; params), written once.
@@ -147,6 +161,7 @@ class Law(Generic[P]):
     quantity: str = "loss"
     scaled_inputs: tuple[str, ...] | None = None
     min_decades: float = MIN_DECADES
+    linear: LinearPart | None = None
 
     def __post_init__(self) -> None:
         if len(self.log_scale) != len(self.params_type._fields):
@@ -161,6 +176,17 @@ class Law(Generic[P]):
     def vector_names(self) -> tuple[str, ...]:
         """Names of the unconstrained coordinates: ``log_A`` for a scale A, ``alpha`` for an exponent."""
         return tuple(f"log_{f}" if log else f for f, log in zip(self.param_names, self.log_scale))
+
+    @property
+    def nonlinear_names(self) -> tuple[str, ...]:
+        """The fields outside :attr:`linear`'s coefficients (all of them for a law with none)."""
+        linear = () if self.linear is None else self.linear.coefficients
+        return tuple(f for f in self.param_names if f not in linear)
+
+    def joined(self, nonlinear: tuple[ArrayLike, ...], coefficients: tuple[ArrayLike, ...]) -> P:
+        """The parameters of values of :attr:`nonlinear_names` and of :attr:`linear`'s coefficients."""
+        values = {**dict(zip(self.nonlinear_names, nonlinear)), **dict(zip(self.linear.coefficients, coefficients))}
+        return self.params_type(*(values[f] for f in self.param_names))
 
     @property
     def exponent_names(self) -> tuple[str, ...]:
@@ -278,9 +304,10 @@ class Law(Generic[P]):
         """The same formula under other parameter names (a NamedTuple of the same length and
         meaning, field by field) and other settings, e.g. inputs, grid, priors. The law's
         functions unpack parameters by position, so they serve both. Published parameter sets
-        are not carried over (they estimate the original's quantities) unless given."""
+        are not carried over (they estimate the original's quantities) unless given, nor is the
+        linear part (:attr:`linear` names fields)."""
         if len(params_type._fields) != self.n_params:
             raise ValueError(f"{params_type.__name__} has {len(params_type._fields)} fields; "
                              f"{self.name} has {self.n_params} parameters")
-        changes = {"published": {}, **changes}
+        changes = {"published": {}, "linear": None, **changes}
         return dataclasses.replace(self, name=name, params_type=params_type, **changes)

@@ -13,10 +13,15 @@ relative error of the fitted law's loss, mean |Lhat / L - 1| (undefined once non
 The strategies (:data:`STRATEGIES`):
 
 - ``design``: the remaining run of largest expected variance reduction of the target per FLOP,
-  Eq. (1) of :mod:`jaxscale.planning.selection`, under the Laplace belief at the current fit (the
-  Jacobian of every run of the pool at the fit's optimum, the robust scale of the chosen runs'
-  residuals, the law's priors); where no run's value is finite (a fit with a parameter run off
-  to infinity), the cheapest remaining run;
+  Eq. (1) of :mod:`jaxscale.planning.selection`, under the robust belief at the current fit
+  (:mod:`jaxscale.planning.ratio_noise`: the sandwich covariance of the Huber fit of the chosen
+  runs with the law's priors, and each remaining run observed with its own noise, larger the
+  further its tokens per parameter are from the compute-optimal ratio); where no run's value is
+  finite (a fit with a parameter run off to infinity), the cheapest remaining run;
+- ``laplace_design`` (the design before the robust belief, kept for comparison and not among
+  :data:`STRATEGIES`): the same under the Laplace belief (the Jacobian of every run of the pool at
+  the fit's optimum, the robust scale of the chosen runs' residuals, the law's priors), one noise
+  scale for every run;
 - ``random``: a uniformly random order of the remaining runs (seeded);
 - ``cheapest``: the remaining runs by increasing compute;
 - ``isoflop``: a Chinchilla-style isoFLOP schedule (Hoffmann et al. 2022, Approach 2, Figure 3):
@@ -45,7 +50,7 @@ from jaxscale.fitting.approach3 import FitResult
 from jaxscale.determinacy.curvature import prediction_jacobian, robust_sigma
 from jaxscale.planning.target_intervals import Interval, bootstrap_interval
 from jaxscale.planning.refits import Pool, first_fit, pooled_bootstrap, refit
-from jaxscale.planning.selection import laplace_belief, reductions, target_gradient
+from jaxscale.planning.selection import laplace_belief, reductions, robust_belief, target_gradient
 from jaxscale.planning.targets import Target
 
 STRATEGIES = ("design", "random", "cheapest", "isoflop")
@@ -83,16 +88,23 @@ def random_order(pool: Pool, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).permutation(len(pool.runs))
 
 
-def design_strategy(target: Target) -> Strategy:
-    """The run of largest expected variance reduction of ``target`` per FLOP (module docstring)."""
+def design_strategy(target: Target, robust: bool = True) -> Strategy:
+    """The run of largest expected variance reduction of ``target`` per FLOP (module docstring),
+    under the robust belief (``design``) or the Laplace one (``laplace_design``)."""
     def pick(pool: Pool, chosen: np.ndarray, fit: FitResult, allowed: np.ndarray) -> int:
         inputs = pool.runs.law_inputs(pool.law.inputs)
         jacobian = prediction_jacobian(pool.law, fit.vector, inputs)
         residuals = np.log(pool.runs.loss) - np.log(fit.predict(*inputs))
-        belief = laplace_belief(pool.law, fit.vector, jacobian, robust_sigma(residuals, chosen), chosen)
+        if robust:
+            weights = chosen.astype(np.float64)
+            belief, noise_of = robust_belief(pool.law, fit.vector, fit.params, inputs, residuals, fit.delta, weights)
+            noise = noise_of(*inputs)
+        else:
+            belief = laplace_belief(pool.law, fit.vector, jacobian, robust_sigma(residuals, chosen), chosen)
+            noise = belief.sigma
         _, gradient = target_gradient(target, fit.vector)
         with np.errstate(invalid="ignore", over="ignore"):
-            value = reductions(belief.covariance, gradient, jacobian, belief.sigma) / pool.runs.c
+            value = reductions(belief.covariance, gradient, jacobian, noise) / pool.runs.c
         usable = allowed & np.isfinite(value)
         if not usable.any():
             return int(np.argmin(np.where(allowed, pool.runs.c, np.inf)))
@@ -102,8 +114,8 @@ def design_strategy(target: Target) -> Strategy:
 
 def strategy(name: str, pool: Pool, target: Target, seed: int = 0) -> Strategy:
     """The strategy called ``name`` (:data:`STRATEGIES`) on ``pool``; ``seed`` orders ``random``."""
-    if name == "design":
-        return design_strategy(target)
+    if name in ("design", "laplace_design"):
+        return design_strategy(target, robust=name == "design")
     orders = {"random": lambda: random_order(pool, seed), "cheapest": lambda: cheapest_order(pool),
               "isoflop": lambda: isoflop_order(pool)}
     if name not in orders:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -49,7 +49,9 @@ from jaxscale.fitting.approach3 import FitResult
 from jaxscale.determinacy.curvature import curvature, information, laplace_covariance, prediction_jacobian
 from jaxscale.inference.law_model import coordinate_priors
 from jaxscale.laws.law import Law
+from jaxscale.planning.ratio_noise import ratio_distance, robust_covariance, run_noise
 from jaxscale.planning.targets import Target
+from jaxscale.determinacy.sandwich import run_scale
 
 #: The residual scale of log loss assumed when there are no runs to estimate it from: 1% of the
 #: loss, twice the robust scale (:mod:`jaxscale.determinacy.curvature`) of the residuals of Epoch AI's
@@ -96,9 +98,41 @@ def fit_belief(fit: FitResult, sigma: float | None = None) -> Belief:
     return laplace_belief(fit.law, fit.vector, curv.jacobian, curv.sigma)
 
 
-def reductions(covariance: np.ndarray, gradient: np.ndarray, jacobians: np.ndarray, sigma: float) -> np.ndarray:
-    """[k] variance reduction of the target by each candidate, Eq. (1); with a non-finite
-    ``gradient`` (target undefined), the information gain log(1 + j^T Sigma j / sigma^2)."""
+def robust_belief(law: Law, vector: ArrayLike, params: NamedTuple, inputs: tuple[np.ndarray, np.ndarray],
+                  residuals: np.ndarray, delta: float, weights: np.ndarray | None = None,
+                  sigma: float | None = None) -> tuple[Belief, Callable[[np.ndarray, np.ndarray], np.ndarray]]:
+    """The robust belief at a Huber fit (:mod:`jaxscale.planning.ratio_noise`): the sandwich
+    covariance with the priors, the per-run scale s of the sandwich (or ``sigma``), and the noise
+    of a run at (N, D) by its distance from the compute-optimal ratio.
+
+    Args:
+        law, vector, params: the law and the fit's optimum (its vector and its NamedTuple).
+        inputs: (N, D) of the runs (those of weight 0 count for nothing).
+        residuals: their log residuals at the fit.
+        delta: the fit's Huber threshold.
+        weights: the runs' weights (default all 1).
+        sigma: the per-run scale to use instead of the sandwich's.
+
+    Returns:
+        The belief and a function of candidate (N, D) giving each one's noise.
+    """
+    jacobian = prediction_jacobian(law, vector, inputs)
+    covariance = robust_covariance(jacobian, residuals, delta, weights, prior_precision(law))
+    fitted_t = ratio_distance(law, params, *inputs)
+    base = run_scale(residuals, delta, law.n_params, weights) if sigma is None else float(sigma)
+
+    def noise(n: np.ndarray, d: np.ndarray) -> np.ndarray:
+        t = ratio_distance(law, params, n, d)
+        return run_noise(law.n_params, fitted_t, residuals, base, t, weights)
+
+    return Belief(np.asarray(vector, np.float64), covariance, base), noise
+
+
+def reductions(covariance: np.ndarray, gradient: np.ndarray, jacobians: np.ndarray,
+               sigma: float | np.ndarray) -> np.ndarray:
+    """[k] variance reduction of the target by each candidate, Eq. (1), ``sigma`` one noise scale
+    or each candidate's [k]; with a non-finite ``gradient`` (target undefined), the information
+    gain log(1 + j^T Sigma j / sigma^2)."""
     pulled = jacobians @ covariance  # (k, p): Sigma j for each candidate
     spread = np.sum(pulled * jacobians, axis=1)  # j^T Sigma j
     if not np.all(np.isfinite(gradient)):
@@ -134,10 +168,12 @@ class Choice(NamedTuple):
 
 
 def greedy(belief: Belief, gradient: np.ndarray, jacobians: np.ndarray, cost: np.ndarray, budget: float,
-           max_runs: int | None = None) -> list[Choice]:
+           max_runs: int | None = None, noise: np.ndarray | None = None) -> list[Choice]:
     """Candidates in the order greedy selection under ``budget`` FLOP takes them (module
     docstring): each time the affordable one of largest reduction per FLOP, until none fits or
-    none lowers the variance (or ``max_runs`` are chosen)."""
+    none lowers the variance (or ``max_runs`` are chosen). ``noise`` [k]: each candidate's own
+    noise scale (default the belief's sigma for all)."""
+    noise = np.full(len(cost), belief.sigma) if noise is None else np.asarray(noise, np.float64)
     cov = np.array(belief.covariance, np.float64)
     left = np.ones(len(cost), bool)
     spent, out = 0.0, []
@@ -145,11 +181,11 @@ def greedy(belief: Belief, gradient: np.ndarray, jacobians: np.ndarray, cost: np
         affordable = left & (cost <= budget - spent)
         if not affordable.any():
             break
-        gain = reductions(cov, gradient, jacobians, belief.sigma)
+        gain = reductions(cov, gradient, jacobians, noise)
         i = int(np.argmax(np.where(affordable, gain / cost, -np.inf)))
         if not gain[i] > 0:
             break
-        cov = updated(cov, jacobians[i], belief.sigma)
+        cov = updated(cov, jacobians[i], noise[i])
         left[i], spent = False, spent + float(cost[i])
         variance = float(gradient @ cov @ gradient) if np.all(np.isfinite(gradient)) else float("nan")
         out.append(Choice(i, float(gain[i]), variance))
@@ -173,6 +209,9 @@ class Plan:
         budget: the FLOP the plan may spend.
         criterion: ``"variance"`` (Eq. 1) or ``"information"`` (the target is undefined at the
             belief's point: D-optimal gain, module docstring).
+        noise: [k] the noise scale of log loss each candidate is observed with (the robust belief
+            at a fit prices runs far from the compute-optimal ratio higher:
+            :mod:`jaxscale.planning.ratio_noise`).
     """
 
     law: Law
@@ -187,6 +226,7 @@ class Plan:
     choices: tuple[Choice, ...]
     budget: float
     criterion: str
+    noise: np.ndarray | None = None
 
     @property
     def spent(self) -> float:
@@ -226,9 +266,9 @@ def plan_runs(law: Law, target: Target, n: ArrayLike, d: ArrayLike, budget: floa
         target: what the study decides (:func:`jaxscale.planning.targets.parse_target`).
         n, d: candidate model sizes and token counts, [k] each.
         budget: FLOP the new runs may spend together.
-        fit: the Approach-3 fit of the runs so far (its law must be ``law``); None: plan from
-            the law's priors.
-        sigma: residual scale of log loss; default the fit's robust scale, or :data:`NOISE`.
+        fit: the Approach-3 fit of the runs so far (its law must be ``law``): the plan starts from
+            its robust belief (:func:`~jaxscale.planning.selection.robust_belief`); None: from the law's priors.
+        sigma: the per-run scale of log loss; default the sandwich's at the fit, or :data:`NOISE`.
         max_runs: stop after this many runs (default: when the budget is spent).
 
     Returns:
@@ -240,7 +280,14 @@ def plan_runs(law: Law, target: Target, n: ArrayLike, d: ArrayLike, budget: floa
         raise ValueError(f"max_runs must be >= 1, got {max_runs}")
     if fit is not None and fit.law is not law:
         raise ValueError(f"the fit is of the {fit.law.name} law, the plan of the {law.name} law")
-    belief = fit_belief(fit, sigma) if fit is not None else prior_belief(law, NOISE if sigma is None else sigma)
+    if fit is not None:
+        residuals = np.asarray(fit.data().log_y) - np.log(fit.predict(*fit.inputs))
+        belief, noise_of = robust_belief(law, fit.vector, fit.params, fit.inputs, residuals, fit.delta,
+                                         fit.weights, sigma)
+        noise = noise_of(n, d)
+    else:
+        belief = prior_belief(law, NOISE if sigma is None else sigma)
+        noise = np.full(len(n), belief.sigma)
     scale, gradient = target_gradient(target, belief.vector)
     jacobians = prediction_jacobian(law, belief.vector, (n, d))
     cost = 6.0 * n * d
@@ -250,7 +297,6 @@ def plan_runs(law: Law, target: Target, n: ArrayLike, d: ArrayLike, budget: floa
     variance = float(gradient @ belief.covariance @ gradient) if defined else float("nan")
     return Plan(law=law, target=target, belief=belief,
                 estimate=float(target.value(scale)) if defined else float("nan"), variance=variance,
-                n=n, d=d, cost=cost, value=reductions(belief.covariance, gradient, jacobians, belief.sigma) / cost,
-                choices=tuple(greedy(belief, gradient, jacobians, cost, budget, max_runs)), budget=float(budget),
-                criterion="variance" if defined else "information")
-
+                n=n, d=d, cost=cost, value=reductions(belief.covariance, gradient, jacobians, noise) / cost,
+                choices=tuple(greedy(belief, gradient, jacobians, cost, budget, max_runs, noise)), budget=float(budget),
+                criterion="variance" if defined else "information", noise=noise)

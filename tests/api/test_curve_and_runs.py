@@ -69,6 +69,18 @@ def test_curve_multipower_and_its_refusals(curves_csv):
         js.curve(table, fit_runs=["11760_constant"], predict=["11760_wsd"], reading={"n": "N"})
 
 
+def test_curve_reads_the_schedules_of_the_runs_it_names_only(tmp_path):
+    """A run neither fitted nor predicted whose schedule columns are empty (a run of another
+    study in the same table) is not read."""
+    frame = synthetic_runs(steps=200)
+    stranger = frame[frame["run_id"] == "11760_wsd"].assign(run_id="stranger", final_fraction=None, schedule=None)
+    path = tmp_path / "with_stranger.csv"
+    pd.concat([frame, stranger]).to_csv(path, index=False)
+    result = js.curve(str(path), fit_runs=["11760_constant", "11760_cosine"], predict=["11760_wsd"], skip_warmups=0)
+    [group] = result.to_dict()["groups"]
+    assert group["predicted_runs"] == 1 and group["final_mare"] < 1e-5
+
+
 def test_runs_is_the_cli_and_saves_the_tidy_table(tmp_path):
     rows = [{"run_id": f"r{n}", "step": s, "n_total": n * 1e6, "tokens": s * 1e6, "loss": 2 + 1 / n + 1 / s}
             for n in (1, 2, 4) for s in (1, 2, 3, 4)]

@@ -93,6 +93,8 @@ MODES = [
     ("fit", "bootstrap, another law", lambda d: js.fit(d.csv, law="chinchilla-tied", bootstrap=3)),
     ("frontier", "Approach 1", lambda d: js.frontier(d.sweep, 1)),
     ("frontier", "Approach 2", lambda d: js.frontier(d.isoflops, 2, bootstrap=3)),
+    ("isoflop", "resampled", lambda d: js.isoflop(d.isoflops, resamples=3)),
+    ("isoflop", "seed noise, one rule", lambda d: js.isoflop(d.isoflops, rules=["akima"], interval="seed-noise")),
     ("bayes", "Laplace", lambda d: js.bayes(d.frame, laplace=True)),
     ("bayes", "Laplace with a holdout", lambda d: js.bayes(d.frame, laplace=True, holdout=5e8)),
     ("bayes", "NUTS", lambda d: js.bayes(d.frame, **NUTS)),
@@ -139,7 +141,8 @@ MODES = [
 #: reconciliation's simulations), opt-in with the slow tests.
 SLOW = {("bayes", "NUTS"), ("bayes", "Laplace with a holdout"), ("bayes_grouped", "NUTS"), ("loo", "laws"),
         ("loo", "sharing"), ("compare", "two tables"), ("compare", "one table by group"), ("hparams", "joint law"),
-        ("reconcile", "runs"), ("sensitivity", "runs")}
+        ("reconcile", "runs"), ("sensitivity", "runs"),
+        ("isoflop", "resampled"), ("isoflop", "seed noise, one rule")}
 
 
 @pytest.mark.parametrize("name", sorted(VERBS))

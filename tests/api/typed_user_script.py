@@ -49,6 +49,8 @@ def main() -> None:
                             columns=["params", "flops", "loss"])
     frontier: js.FrontierReport = js.frontier(isoflops, approach=2)
     print(frontier.frontier)
+    rules: js.IsoflopReport = js.isoflop(isoflops, resamples=20)
+    print(rules.summary(), rules.diagnostics.warnings)
     draws: js.Draws | None = fitted.draws
     if draws is not None:
         print("bootstrap median:", draws.median(), "of", draws.n_valid, "refits")

@@ -46,7 +46,7 @@ def test_bad_table_exits_2_with_one_line(tmp_path, capsys, text, message):
     (["--bootstrap", "1"], "argument --bootstrap: must be 0 (none) or >= 2"),
     (["--asymmetry", "0"], "argument --asymmetry: must be a finite number > 0"),
     (["--law", "kaplan", "--likelihood"], "is undefined for the kaplan law: it needs Chinchilla's law"),
-    (["--method", "approach2", "--asymmetry", "2"], "asymmetry apply to approach3, not approach2"),
+    (["--method", "approach2", "--asymmetry", "2"], "asymmetry apply to approach3 and vpnls, not approach2"),
     (["--out", "GOOD"], "exists and is not a directory"),
     (["--n-col", "size"], "column 'size' for model size N not found"),
     (["--drop-highest", "3"], "3 runs for the chinchilla law's 5 parameters: fewer runs than parameters"),

@@ -53,7 +53,7 @@ def test_the_cli_prints_condition_numbers_and_the_warning_with_runs_to_train(tmp
     assert "columns: N = N, D = D, C = 6 N D, loss = loss" in out
     assert main(["fit", str(path), "--json"]) == 0
     section = json.loads(capsys.readouterr().out)["identifiability"]
-    assert section["warnings"] and len(section["suggested_runs"]) == 3 and section["correlation_source"] == "laplace"
+    assert section["warnings"] and len(section["suggested_runs"]) == 3 and section["correlation_source"] == "sandwich"
 
 
 @pytest.mark.parametrize("drop", ["0", "5"])

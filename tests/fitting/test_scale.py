@@ -147,9 +147,9 @@ def test_fit_refuses_before_screening_when_the_rows_would_not_fit(epoch_runs, mo
 
 
 def test_holdout_refuses_draws_that_would_not_fit_before_fitting(epoch_runs, monkeypatch):
-    from jaxscale.fitting import holdout
+    from jaxscale.fitting import extrapolation_rule, holdout
 
     monkeypatch.setattr(memory, "available_bytes", lambda: 10**6)
-    monkeypatch.setattr(holdout, "fit_approach3", lambda *a, **k: pytest.fail("fitted"))
+    monkeypatch.setattr(extrapolation_rule, "fit_approach3", lambda *a, **k: pytest.fail("fitted"))
     with pytest.raises(ValueError, match=r"the holdout's predictive draws \(1,000 resamples x \d+ held-out runs\)"):
         holdout.holdout_check(epoch_runs, 1e9)

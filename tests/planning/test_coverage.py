@@ -1,7 +1,8 @@
 """Choosing runs by the current fit must not make the intervals lie: the design's final 90%
 intervals of N*(1e24) cover the true value in 85-95% of 100 simulated studies (the declared
 procedure of ``benchmarks/bench_design.py``: Epoch's (N, D), sigma = 0.01 around Besiroglu et
-al.'s fit, the 20 cheapest runs first, the design within 10% of the table's compute)."""
+al.'s fit, the 20 cheapest runs first, the design within 10% of the table's compute). The design
+is the robust one (the sandwich belief, runs priced by their distance from the optimal ratio)."""
 
 from __future__ import annotations
 
