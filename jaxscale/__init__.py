@@ -20,7 +20,8 @@ by PSIS-LOO), :func:`sensitivity`, :func:`reconcile`, :func:`allocate`,
 batch size fitted to grids), :func:`published_hparams` (a published law's), :func:`schedule` (the
 learning-rate schedule a multi-power law ends lowest with), :func:`model_params` (parameter counts
 and FLOPs per token of a configuration), :func:`curve` (laws of whole learning curves, predicting
-other schedules), :func:`runs` (what a source of runs holds, and its tidy table: ``jaxscale runs``);
+other schedules), :func:`runs` (what a source of runs holds, and its tidy table: ``jaxscale runs``),
+:func:`downstream` (a benchmark's accuracy at a larger model, from a ladder's evaluations);
 :mod:`laws` (``laws.names()``, ``laws.get(name)``). Each verb returns one type of result, with
 ``.summary()`` (a DataFrame), ``.to_dict()`` (the JSON ``jaxscale COMMAND --json`` prints),
 ``.plot()`` (matplotlib Figures) and ``.save(directory)``. Types: :data:`Runs` (what the verbs take
@@ -49,6 +50,7 @@ _WHERE = {
     "hparams": "jaxscale._api.hparams", "published_hparams": "jaxscale._api.hparams",
     "schedule": "jaxscale._api.schedule", "model_params": "jaxscale._api.params",
     "curve": "jaxscale._api.curve", "runs": "jaxscale._api.runs_report", "isoflop": "jaxscale._api.isoflop",
+    "downstream": "jaxscale._api.downstream",
     "laws": "jaxscale.laws",
     "Runs": "jaxscale._api.runs", "RunsTable": "jaxscale.tables.table", "Law": "jaxscale.laws.law", "Draws": "jaxscale.laws.draws",
     "Fitted": "jaxscale._api.fitted",
@@ -61,6 +63,7 @@ _WHERE = {
     "ScheduleReport": "jaxscale._api.schedule", "ModelParams": "jaxscale._api.params",
     "CurveReport": "jaxscale._api.curve", "RunsReport": "jaxscale._api.runs_report",
     "IsoflopReport": "jaxscale._api.isoflop",
+    "DownstreamReport": "jaxscale._api.downstream",
 }
 
 __all__ = ["__version__", *_WHERE]
@@ -84,6 +87,8 @@ if TYPE_CHECKING:
     from jaxscale._api.curve import CurveReport as CurveReport
     from jaxscale._api.curve import curve as curve
     from jaxscale._api.design import DesignReport as DesignReport
+    from jaxscale._api.downstream import DownstreamReport as DownstreamReport
+    from jaxscale._api.downstream import downstream as downstream
     from jaxscale._api.design import design as design
     from jaxscale._api.fit import FitReport as FitReport
     from jaxscale._api.fit import FrontierReport as FrontierReport

@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "jaxscale"
 
 #: Layer of each part of the package, bottom (0) to top, as docs/architecture.md lists them.
 LAYERS = {
-    "support": 0, "core": 1, "tables": 2, "trackers": 2, "laws": 3, "optimum": 4, "fitting": 5, "determinacy": 6, "curves": 6,
+    "support": 0, "core": 1, "tables": 2, "trackers": 2, "laws": 3, "optimum": 4, "fitting": 5, "determinacy": 6, "curves": 6, "accuracy": 6,
     "hyperparameters": 6, "reconciliation": 6, "inference": 7, "sensitivities": 8, "planning": 9, "networks": 10,
     "lm": 11, "word2vec": 11, "plots": 12, "_api": 13, "__init__": 14, "cli": 15, "__main__": 15,
 }

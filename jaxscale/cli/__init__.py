@@ -25,7 +25,7 @@ from jaxscale.support.compilation_cache import enable_compilation_cache
 
 #: Command modules, in the order ``jaxscale --help`` lists them.
 COMMANDS: tuple[str, ...] = ("reconcile", "sweep", "fit", "curve", "word2vec", "bayes", "sensitivity", "allocate",
-                             "runs", "params", "hparams", "schedule", "design", "compare", "isoflop")
+                             "runs", "params", "hparams", "schedule", "design", "compare", "isoflop", "downstream")
 
 
 #: Packages that only the wings' extras install ([lm]: jaxscale sweep; [word2vec]: jaxscale word2vec).

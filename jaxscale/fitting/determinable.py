@@ -74,6 +74,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxscale.support.plausibility import PlausibilityWarning
+from jaxscale.laws.downstream_accuracy import QUANTITY as ACCURACY
 from jaxscale.laws.law import Law
 from jaxscale.tables.table import RunsTable
 
@@ -133,7 +134,9 @@ def stray_rows(x: ArrayLike, decades: float = STRAY_DECADES) -> np.ndarray:
 def check_runs(law: Law, runs: RunsTable) -> None:
     """Refuse (ValueError, one line saying what is missing) a table of runs from which ``law``'s
     parameters cannot be determined, by the design rule of the module docstring; refuse a law of
-    an optimal hyperparameter (not a loss); warn on an implausible table (:func:`warn_implausible`)."""
+    an optimal hyperparameter or of accuracy (not a loss); warn on an implausible table (:func:`warn_implausible`)."""
+    if law.quantity == ACCURACY:
+        raise ValueError(f"the {law.name} law gives a task's {law.quantity}, not a loss: fit it with `jaxscale downstream`")
     if law.quantity != "loss":
         raise ValueError(f"the {law.name} law gives the optimal {law.quantity}, not a loss: fit it with `jaxscale hparams`")
     if len(runs) <= law.n_params:

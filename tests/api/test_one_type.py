@@ -16,6 +16,7 @@ import pytest
 
 import jaxscale as js
 from jaxscale._api._results import Result
+from jaxscale.accuracy import synthetic_ladder
 from jaxscale.laws import chinchilla as ch
 from jaxscale.laws import multipower
 from tests.api.test_verbs import _runs
@@ -132,6 +133,9 @@ MODES = [
                                                         fit_runs=["11760_constant", "11760_cosine"],
                                                         predict=["11760_wsd"])),
     ("runs", "a table", lambda d: js.runs(d.csv)),
+    ("downstream", "a synthetic ladder", lambda d: js.downstream(
+        synthetic_ladder.draw_ladder(0).frame.query("n_params <= 1e9"), synthetic_ladder.TASK, target=(2.8e9, 3e11),
+        chance=0.25, intermediate=synthetic_ladder.INTERMEDIATE, bootstrap=2)),
 ]
 #: Modes of tens of seconds on a CPU (NUTS, bootstraps of grouped fits, backtests, the
 #: reconciliation's simulations), opt-in with the slow tests.

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 import jaxscale as js
+from jaxscale.accuracy.synthetic_ladder import draw_ladder  # a ladder's evaluations from a known law
 from tests.curves.test_lr_annealing_fit import synthetic_runs  # loss curves under three schedules
 from tests.hyperparameters.test_per_group import _grid  # a learning-rate x batch-size grid per (N, D)
 
@@ -102,6 +103,11 @@ def main() -> None:
     print(learned.summary())
     held: js.RunsReport = js.runs(curves)
     print(held.summary())
+
+    ladder = draw_ladder(0).frame  # evaluations of a ladder (70M-2.8B) and their intermediate loss
+    scored: js.DownstreamReport = js.downstream(ladder[ladder["n_params"] <= 1e9], "synthetic", target=(2.8e9, 3e11),
+                                                chance=0.25, intermediate="loss:loss", bootstrap=20)
+    print(scored.summary())
 
     with tempfile.TemporaryDirectory() as directory:
         print("wrote", len(fitted.save(directory)), "files")
