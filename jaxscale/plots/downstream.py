@@ -74,7 +74,9 @@ def stage2_figure(forecasts: Sequence[Forecast]) -> Figure:
     if forecasts:
         ax.axhline(forecasts[0].ladder.chance, color="grey", ls=":", lw=1, label="chance")
         ax.set_title(f"{forecasts[0].ladder.task}: stage 2, accuracy of the intermediate loss")
-    ax.set_xlabel("intermediate loss")
+    # a task's perplexity counts its targets (LAMBADA: the passage's last word), not tokens
+    ax.set_xlabel(f"intermediate loss: ln {forecasts[0].ladder.intermediate if forecasts else 'perplexity'} "
+                  "(nats per target)")
     ax.set_ylabel("accuracy")
     ax.legend(fontsize=8)
     return fig

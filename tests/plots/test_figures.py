@@ -94,5 +94,6 @@ def test_every_loss_axis_says_its_unit():
     not_a_loss = ("residual", "loss above", "at equal loss")  # a log ratio, a relative excess, a compute ratio
     unitless = [(m, label) for m, label in labels
                 if "loss" in label.lower() and "nats per token" not in label
+                and "nats per target" not in label  # a downstream task's log-perplexity: per target (word)
                 and not any(words in label.lower() for words in not_a_loss)]
     assert unitless == []
