@@ -24,6 +24,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import jax
 import numpy as np
 import pandas as pd
 
@@ -184,12 +185,31 @@ def _by_model(specs: list[lm.RunSpec]) -> list[list[lm.RunSpec]]:
     return list(groups.values())
 
 
+def side_by_side(platform: str) -> tuple[bool, int | None]:
+    """How a sweep trains on ``platform``: whether the runs of a size go side by side in one
+    compiled step, and the vocabulary block of the loss (None: the whole logits).
+
+    On accelerators: side by side, blocked loss (issue 41: a 0.8M-parameter model cannot fill a
+    GPU, and the whole logits cost tens of milliseconds per update there). On a CPU: one run at
+    a time with the whole logits, because there ``benchmarks/bench_train.py`` measured
+    (2026-11-27, docs/benchmarks.md) three runs of one ``cpu``-preset model in one program at
+    1.5-2.5x the CPU time per run-update of one run alone, vmapped or unrolled alike, and the
+    blocked loss no faster than the whole 1024-entry logits. Either way the runs are the same to
+    rounding (tests/lm/test_train_together.py).
+    """
+    if platform == "cpu":
+        return False, None
+    return True, lm.VOCAB_BLOCK
+
+
 def _train_groups(specs: list[lm.RunSpec], data: TokenBatches, runs_dir: Path, desc: str, progress: bool,
-                  **kwargs: Any) -> dict[str, pd.DataFrame | None]:
+                  together: bool = True, **kwargs: Any) -> dict[str, pd.DataFrame | None]:
     """Each run's curve, training (or resuming) the runs of each model shape side by side first
-    (:func:`jaxscale.lm.train.train_together`); None for a run that diverged, now or before."""
+    (:func:`jaxscale.lm.train.train_together`; one at a time unless ``together``); None for a
+    run that diverged, now or before."""
     curves: dict[str, pd.DataFrame | None] = {}
-    for group in progress_bar(_by_model(specs), desc=desc, disable=not progress):
+    groups = _by_model(specs) if together else [[spec] for spec in specs]
+    for group in progress_bar(groups, desc=desc, disable=not progress):
         going = [spec for spec in group if not (runs_dir / spec.run_id / DIVERGED_FILE).is_file()]
         curves.update({spec.run_id: None for spec in group})
         if not going:
@@ -270,11 +290,13 @@ class SweepResult:
         }
 
 
-def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True, microbatches: int = 1) -> SweepResult | None:
+def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True, microbatches: int = 1,
+              together: bool | None = None) -> SweepResult | None:
     """Train (or resume) every run of ``cfg`` under ``out``, then fit and write the runs table
     and the tables of exponents. Each batch is split over all devices and, on each, computed in
     ``microbatches`` parts one after another (:func:`jaxscale.lm.train.train`: the same runs in
-    less memory).
+    less memory). The runs of a size train side by side, with the blocked loss, if
+    ``together``; by default as :func:`side_by_side` says for the device.
 
     In a multi-process run (:func:`jaxscale.lm.distributed.initialize` first) every process
     trains, process 0 alone writes files and shows progress, and the others return None after
@@ -300,7 +322,11 @@ def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True, microbat
         distributed.sync("tokens")
     vocab = tokenizer.get_vocab_size()
     data = TokenBatches(ids, cfg.n_ctx, cfg.batch_size)
+    default_together, vocab_block = side_by_side(jax.devices()[0].platform)
+    together = default_together if together is None else together
     train_kwargs = {
+        "together": together,
+        "vocab_block": lm.VOCAB_BLOCK if together else vocab_block,
         "mesh": mesh,
         "microbatches": microbatches,
         "peak_flops": lm.matmul_peak_flops(dtype=cfg.compute_dtype) if progress else None,
