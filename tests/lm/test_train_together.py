@@ -2,6 +2,8 @@
 time; a run that diverges or ends leaves the others going; each resumes from its own checkpoint."""
 
 import dataclasses
+import warnings
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -64,3 +66,24 @@ def test_runs_of_different_shapes_are_refused(tmp_path):
     wider = dataclasses.replace(specs[1], model=dataclasses.replace(specs[1].model, d_model=32))
     with pytest.raises(ValueError, match="cannot train beside"):
         lm.train_together([specs[0], wider], data, [tmp_path / "a", tmp_path / "b"], progress=False)
+
+
+@pytest.mark.slow  # two sweeps of the smoke preset's first size: 8 runs each
+def test_a_sweeps_runs_side_by_side_equal_its_runs_one_at_a_time(tmp_path):
+    from jaxscale.lm import presets
+    from jaxscale.lm.sweep import run_sweep
+
+    corpus = Path(__file__).resolve().parents[2].parent / presets.SHARED_CORPUS
+    if not corpus.is_file():
+        pytest.skip(f"corpus {corpus} not present (fresh clone without ../shared/data)")
+    cfg = dataclasses.replace(presets.SMOKE, sizes=presets.SMOKE.sizes[:1], corpus=str(corpus))  # 2 rates, 6 budgets
+    tables = {}
+    for together in (True, False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # one size: no exponent
+            result = run_sweep(cfg, tmp_path / str(together), progress=False, together=together)
+        tables[together] = result.curves.frame.sort_values(["run_id", "step"]).reset_index(drop=True)
+    side, alone = tables[True], tables[False]
+    assert side.run_id.nunique() == 8 and list(side.run_id) == list(alone.run_id) and list(side.step) == list(alone.step)
+    for column in ("train_loss", "val_loss"):
+        np.testing.assert_allclose(side[column].astype(float), alone[column].astype(float), rtol=1e-4)
