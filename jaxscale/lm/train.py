@@ -401,7 +401,7 @@ def _advance(states: Any, batches: list[np.ndarray], lrs: list[float], mesh: jax
     return train_steps(states, stacked, jnp.asarray(lrs, jnp.float32), **statics)
 
 
-def _evaluate(lane: _Lane, params: Any, val: jax.Array, microbatches: int, vocab_block: int | None) -> bool:
+def _evaluate(lane: _Lane, val: jax.Array, microbatches: int, vocab_block: int | None) -> bool:
     """Log the lane's evaluation row and checkpoint it when due (True if it was); a non-finite
     loss ends the lane with :class:`TrainingDiverged` and checkpoints nothing."""
     spec, step = lane.spec, lane.step
@@ -409,13 +409,13 @@ def _evaluate(lane: _Lane, params: Any, val: jax.Array, microbatches: int, vocab
         train_loss = float(np.mean(np.stack([np.asarray(losses)[i] for losses, i in lane.losses])))
         lane.losses = []
         _check_finite(train_loss, spec, step, lane.directory, "training loss")
-        val_loss = float(eval_loss(params, val, model=spec.model, microbatches=microbatches, vocab_block=vocab_block))
+        val_loss = float(eval_loss(lane.state["params"], val, model=spec.model, microbatches=microbatches,
+                                   vocab_block=vocab_block))
         _check_finite(val_loss, spec, step, lane.directory, "validation loss")
     except TrainingDiverged as err:
         lane.outcome = err
         return False
-    lr = spec.schedule(step - 1)
-    _append_row(lane.directory, curve_row(spec, step, float(np.float32(lr)), train_loss, val_loss))
+    _append_row(lane.directory, curve_row(spec, step, float(learning_rate(lane.state)), train_loss, val_loss))
     if step - lane.saved >= spec.checkpoint_every or step == spec.schedule.total_steps:
         lane.checkpoints.save(step, lane.state, {"run_id": spec.run_id, "val_loss": val_loss})
         lane.saved = step
@@ -506,7 +506,7 @@ def train_together(
                 lane.step += 1
                 if lane.step in lane.spec.eval_steps:
                     lane.state = states if len(going) == 1 else _column(states, i)
-                    if _evaluate(lane, lane.state["params"], vals[lane.spec.val_batches], microbatches, vocab_block):
+                    if _evaluate(lane, vals[lane.spec.val_batches], microbatches, vocab_block):
                         _write_rate(lane.directory, advanced, time.perf_counter() - started, len(going))
                     now = time.perf_counter()
                     rate = tick_steps / max(now - tick, 1e-9)
