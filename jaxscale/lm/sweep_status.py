@@ -27,7 +27,7 @@ from typing import Any
 
 from jaxscale.lm import train as lm
 from jaxscale.lm.presets import ModelSize, SweepConfig
-from jaxscale.lm.sweep import DIVERGED_FILE, constant_runs, cosine_runs, grid_rates
+from jaxscale.lm.sweep import CONFIG, DIVERGED_FILE, constant_runs, cosine_runs, grid_rates
 
 RUNS_DIR = "runs"
 
@@ -157,7 +157,14 @@ def sweep_status(cfg: SweepConfig, out: str | Path) -> SweepStatus:
 
     Returns:
         A :class:`SweepStatus` (``text()`` for the table, ``to_dict()`` for JSON).
+
+    Raises:
+        ValueError: ``out`` holds another sweep (its ``config.json`` names another).
     """
+    config = Path(out) / CONFIG
+    held = json.loads(config.read_text()).get("name") if config.is_file() else cfg.name
+    if held != cfg.name:
+        raise ValueError(f"{out} holds the sweep {held!r}, not {cfg.name!r}: give its config or preset")
     runs = Path(out) / RUNS_DIR
     vocab = _vocab_size(cfg, runs)
     sizes = tuple(_size_status(cfg, size, vocab, runs) for size in cfg.sizes)

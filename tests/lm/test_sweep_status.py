@@ -59,3 +59,9 @@ def test_cli_status_trains_nothing_and_prints_json(tmp_path):
                      "--corpus", __file__]) == 0
     report = json.loads(buffer.getvalue())
     assert report["unmeasured"] == ["xs", "s", "m"] and not (tmp_path / "none").exists()
+
+
+def test_status_of_another_sweeps_directory_is_refused(tmp_path, capsys):
+    (tmp_path / "config.json").write_text(json.dumps({"name": "cpu"}))
+    assert main(["sweep", "--preset", "smoke", "--out", str(tmp_path), "--status", "--corpus", __file__]) == 2
+    assert "holds the sweep 'cpu', not 'smoke'" in capsys.readouterr().err
