@@ -168,8 +168,9 @@ def sweep_status(cfg: SweepConfig, out: str | Path) -> SweepStatus:
     runs = Path(out) / RUNS_DIR
     vocab = _vocab_size(cfg, runs)
     sizes = tuple(_size_status(cfg, size, vocab, runs) for size in cfg.sizes)
-    # a size whose grid has not been extended yet may still add lr_extensions constant runs
-    open_sizes = [s for s in sizes if s.runs_planned - _cosine_count(cfg) <= len(cfg.learning_rates)]
+    # before the cosine runs start, a size whose grid has not been extended may still add lr_extensions constant runs
+    cosine_started = any(runs.glob("*_cosine_*"))
+    open_sizes = [s for s in sizes if not cosine_started and s.runs_planned - _cosine_count(cfg) <= len(cfg.learning_rates)]
     constant = {s.name: constant_runs(dataclasses.replace(cfg, sizes=(s,)), vocab, {s.name: [cfg.single_lr]})[0]
                 for s in cfg.sizes}
     extra_runs = cfg.lr_extensions * len(open_sizes)
