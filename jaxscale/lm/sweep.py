@@ -193,7 +193,7 @@ def side_by_side(platform: str) -> tuple[bool, int | None]:
     GPU, and the whole logits cost tens of milliseconds per update there). On a CPU: one run at
     a time with the whole logits, the step as it was before, because there
     ``benchmarks/bench_train.py`` measured (2026-11-27, docs/benchmarks.md) the three runs of
-    each ``cpu``-preset model side by side at 1.4-2.0x the CPU time per run-update of one run
+    each ``cpu``-preset model side by side at 1.1-2.0x the CPU time per run-update of one run
     alone. Either way the runs are the same to rounding (tests/lm/test_train_together.py).
     """
     if platform == "cpu":
