@@ -1,16 +1,27 @@
-"""Training throughput of the sweep's transformers against this machine's matmul peak (MFU).
+"""Training throughput of the sweep's transformers, before and after, against this machine's matmul peak (MFU).
 
 Anchor: a large dense ``jnp.dot`` in the training's compute dtype (the best FLOP/s this machine's
-XLA reaches: float32 on a CPU, bfloat16 on a GPU or TPU). Measured: tokens/s of the jitted train
-step (AdamW, clipping) on a preset's model at the preset's batch, achieved model FLOP/s =
-tokens/s x training FLOPs per token (6 x matmul parameters + Kaplan's attention term
-6 n_layer n_ctx d), and MFU = achieved / peak.
+XLA reaches: float32 on a CPU, bfloat16 on a GPU or TPU), measured in the same process.
+
+Measured, per model size of a preset, at the preset's batch, in the same process and rounds:
+
+- before: one run at a time (:func:`jaxscale.lm.train.train_step`) with the whole float32
+  logits (``vocab_block=None``), as the sweep trained until issue 41;
+- after: the size's learning-rate grid (as many runs as the preset has rates, ``--runs`` to
+  change) side by side in one compiled step (:func:`jaxscale.lm.train.train_steps`) with the
+  loss computed over vocabulary blocks (:mod:`jaxscale.networks.blocked_cross_entropy`).
+
+Tokens/s are summed over the runs trained together; achieved model FLOP/s = tokens/s x training
+FLOPs per token (6 x matmul parameters + Kaplan's attention term 6 n_layer n_ctx d), and
+MFU = achieved / peak. Each figure is the best of ``--rounds`` rounds of ``--steps`` updates
+(after one compiling update), before and after alternating, so both see the same load; the
+process's CPU time per update is printed beside the wall time (on a shared CPU it varies less).
 
     python benchmarks/bench_train.py [--preset cpu|paper] [--size NAME|all] [--dtype float32|bfloat16]
-        [--steps 50] [--matmul N] [--batch-size B]
+        [--steps 20] [--rounds 3] [--runs R] [--matmul N] [--batch-size B]
 
-Defaults: the ``cpu`` preset's largest model in float32 (the CPU figure); on an accelerator
-``--preset paper --size all`` gives one row per model of Pearce & Song's settings in bfloat16.
+Defaults: the ``cpu`` preset's largest model in float32; on an accelerator ``--preset paper --size
+all`` gives one row per model of Pearce & Song's settings in bfloat16.
 """
 
 from __future__ import annotations
@@ -18,6 +29,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import time
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -26,25 +38,42 @@ import numpy as np
 from jaxscale.lm import presets
 from jaxscale.lm import train as lm
 from jaxscale.lm.sweep import model_config
-from jaxscale.lm.tokens import TokenBatches
 from jaxscale.networks.transformer import flops_per_token, matmul_params, param_counts
 
 
-def train_throughput(spec: lm.RunSpec, steps: int) -> float:
-    """Tokens per second of ``steps`` train steps on random ids (after one compiling step)."""
-    vocab = spec.model.vocab_size
-    ids = np.random.default_rng(0).integers(0, vocab, 4_000_000).astype(np.uint16)
-    data = TokenBatches(ids, spec.model.n_ctx, spec.batch_size)
-    state = lm.init_state(spec)
-    lr = jnp.float32(1e-3)
-    state, loss = lm.train_step(state, jnp.asarray(data.train_batch(0)), lr, model=spec.model, optim=spec.optim)
+def _one_at_a_time(spec: lm.RunSpec, batch: jax.Array) -> Callable[[], jax.Array]:
+    """One update of one run, whole logits (the sweep's step before)."""
+    box = [lm.init_state(spec)]
+
+    def update() -> jax.Array:
+        box[0], loss = lm.train_step(box[0], batch, jnp.float32(1e-3), model=spec.model, optim=spec.optim,
+                                     vocab_block=None)
+        return loss
+
+    return update
+
+
+def _side_by_side(spec: lm.RunSpec, batches: jax.Array) -> Callable[[], jax.Array]:
+    """One update of ``len(batches)`` runs trained together, blocked loss (the sweep's step after)."""
+    runs = batches.shape[0]
+    box = [jax.tree.map(lambda *leaves: jnp.stack(leaves), *[lm.init_state(spec)] * runs)]
+    lrs = jnp.geomspace(1e-3, 1e-2, runs).astype(jnp.float32)
+
+    def update() -> jax.Array:
+        box[0], losses = lm.train_steps(box[0], batches, lrs, model=spec.model, optim=spec.optim)
+        return losses
+
+    return update
+
+
+def _seconds_per_update(update: Callable[[], jax.Array], steps: int) -> tuple[float, float]:
+    """Wall and CPU seconds per call of ``update`` over ``steps`` calls."""
+    update().block_until_ready()
+    wall, cpu = time.perf_counter(), time.process_time()
+    for _ in range(steps):
+        loss = update()
     loss.block_until_ready()
-    batches = [jnp.asarray(data.train_batch(step)) for step in range(1, steps + 1)]
-    start = time.perf_counter()
-    for batch in batches:
-        state, loss = lm.train_step(state, batch, lr, model=spec.model, optim=spec.optim)
-    loss.block_until_ready()
-    return steps * spec.tokens_per_step / (time.perf_counter() - start)
+    return (time.perf_counter() - wall) / steps, (time.process_time() - cpu) / steps
 
 
 def main() -> None:
@@ -53,7 +82,9 @@ def main() -> None:
     p.add_argument("--size", default=None, help="model name of the preset, or 'all' (default: the largest)")
     p.add_argument("--dtype", default=None, choices=("float32", "bfloat16"),
                    help="compute dtype (default: the preset's)")
-    p.add_argument("--steps", type=int, default=50)
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--runs", type=int, default=None, help="runs trained together (default: the preset's rates)")
     p.add_argument("--matmul", type=int, default=None,
                    help="size n of the n x n matmul anchor (default 2048 on a CPU, 8192 elsewhere)")
     p.add_argument("--batch-size", type=int, default=None, help="override the preset's batch size")
@@ -71,26 +102,37 @@ def main() -> None:
         if not sizes:
             p.error(f"--size: {args.size!r} is not a model of the {cfg.name} preset "
                     f"({', '.join(s.name for s in cfg.sizes)})")
-    platform = jax.devices()[0].platform
+    runs = args.runs or len(cfg.learning_rates)
     n = args.matmul or lm.peak_matmul_size()
-    batch = args.batch_size or cfg.batch_size
+    batch_size = args.batch_size or cfg.batch_size
 
-    print(f"devices: {jax.device_count()} x {jax.devices()[0].device_kind} ({platform})")
+    print(f"devices: {jax.device_count()} x {jax.devices()[0].device_kind} ({jax.devices()[0].platform})")
     peak = lm.matmul_peak_flops(n, dtype=cfg.compute_dtype)
     print(f"anchor  dense {cfg.compute_dtype} matmul {n}^3: {peak / 1e12:.3f} TFLOP/s")
+    rng = np.random.default_rng(0)
     for size in sizes:
         model = model_config(cfg, size, cfg.vocab_size)
-        spec = lm.RunSpec("bench", model, lm.Schedule(1e-3, 10), batch, 10, 10)
+        spec = lm.RunSpec("bench", model, lm.Schedule(1e-3, 10), batch_size, 10, 10)
+        batches = jnp.asarray(rng.integers(0, model.vocab_size, (runs, batch_size, model.n_ctx + 1)), jnp.int32)
+        cases = {"before: 1 run, whole logits": (_one_at_a_time(spec, batches[0]), 1),
+                 f"after: {runs} runs side by side, blocked loss": (_side_by_side(spec, batches), runs)}
+        best = {name: (np.inf, np.inf) for name in cases}
+        for _ in range(args.rounds):
+            for name, (update, _) in cases.items():
+                best[name] = min(best[name], _seconds_per_update(update, args.steps))
         counts = param_counts(model)
         flops_token = flops_per_token(model, matmul_params(model))
-        tokens_s = train_throughput(spec, args.steps)
-        achieved = tokens_s * flops_token
-        print(f"jaxscale train step, {cfg.name}-preset model {size.name} (N_T={counts.total:,}, l={model.n_layer}, "
-              f"d={model.d_model}, vocab={model.vocab_size}, n_ctx={model.n_ctx}, batch={batch}, "
-              f"{cfg.compute_dtype}):")
-        print(f"  {tokens_s:,.0f} tokens/s x {flops_token:,} FLOP/token = {achieved / 1e12:.4f} TFLOP/s; "
-              f"{spec.tokens_per_step / tokens_s * 1e3:.2f} ms/step")
-        print(f"  ratio achieved / peak (MFU): {achieved / peak:.1%}")
+        print(f"{cfg.name}-preset model {size.name} (N_T={counts.total:,}, l={model.n_layer}, d={model.d_model}, "
+              f"vocab={model.vocab_size}, n_ctx={model.n_ctx}, batch={batch_size}, {cfg.compute_dtype}):")
+        rates = {}
+        for name, (_, k) in cases.items():
+            wall, cpu = best[name]
+            rates[name] = tokens_s = k * spec.tokens_per_step / wall
+            print(f"  {name}: {tokens_s:,.0f} tokens/s summed, {wall * 1e3:.2f} ms/update "
+                  f"(CPU time {cpu * 1e3:.2f} ms), {tokens_s * flops_token / 1e12:.4f} TFLOP/s, "
+                  f"MFU {tokens_s * flops_token / peak:.1%}")
+        before, after = rates.values()
+        print(f"  ratio after / before (tokens/s summed): {after / before:.2f}x")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,11 @@ Batches are computed in microbatches of at most 512 sequences per device (the pa
     python colab_training.py --mode paper --corpus my_text.txt.gz --tokenizer gpt2.json
     python colab_training.py --mode smoke      # on a laptop CPU, with ../shared/data beside a clone
 
-Runs are checkpointed: the same command resumes an interrupted sweep.
+On a TPU or GPU the runs of one model size (its learning rates; its cosine budgets) train side
+by side in one compiled program with the loss over blocks of the vocabulary; on a CPU one at a
+time (:func:`jaxscale.lm.sweep.side_by_side`). Runs are checkpointed: the same command resumes
+an interrupted sweep, and ``jaxscale sweep --preset paper --out OUT/paper --status`` says what is
+left in device-minutes.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``jaxscale sweep CONFIG | --preset NAME [--out DIR] [--json]``: Pearce & Song's experiments."""
+"""``jaxscale sweep CONFIG | --preset NAME [--out DIR] [--status] [--json]``: Pearce & Song's experiments."""
 
 from __future__ import annotations
 
@@ -30,6 +30,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--microbatches", type=o.at_least(1), default=1, metavar="K",
         help="compute each device's share of a batch in K parts one after another: the same runs in 1/K of "
              "the activation memory (the paper preset on one 16 GB accelerator: 8)",
+    )  # fmt: skip
+    p.add_argument(
+        "--status", action="store_true",
+        help="train nothing: say which runs of the sweep in --out are done and the device-minutes left at the "
+             "rate each size last trained at",
     )  # fmt: skip
     o.add_json(p)
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
@@ -63,6 +68,12 @@ def run(args: argparse.Namespace) -> int:
     cfg = presets.preset(args.preset) if args.preset else presets.load_config(args.config)
     cfg = presets.with_corpus(cfg, args.corpus)
     out = Path(args.out) if args.out else Path("out") / "sweeps" / cfg.name
+    if args.status:
+        from jaxscale.lm.sweep_status import sweep_status
+
+        status = sweep_status(cfg, out)
+        print_json(status.to_dict()) if args.json else print(status.text(), end="")
+        return 0
     several = args.distributed or (args.coordinator, args.num_processes, args.process_id) != (None, None, None)
     o.check_out(out, hold=not several)
     if several:

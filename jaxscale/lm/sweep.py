@@ -24,6 +24,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import jax
 import numpy as np
 import pandas as pd
 
@@ -176,19 +177,59 @@ def cosine_runs(cfg: SweepConfig, size: ModelSize, vocab_size: int, lr: float) -
 # Running.
 
 
-def _train_or_skip(spec: lm.RunSpec, data: TokenBatches, runs_dir: Path, **kwargs: Any) -> pd.DataFrame | None:
-    """The run's curve, training (or resuming) it first; None if it diverged."""
+def _by_model(specs: list[lm.RunSpec]) -> list[list[lm.RunSpec]]:
+    """``specs`` in groups of one model shape each, in order of first appearance."""
+    groups: dict[TransformerConfig, list[lm.RunSpec]] = {}
+    for spec in specs:
+        groups.setdefault(spec.model, []).append(spec)
+    return list(groups.values())
+
+
+def side_by_side(platform: str) -> tuple[bool, int | None]:
+    """How a sweep trains on ``platform``: whether the runs of a size go side by side in one
+    compiled step, and the vocabulary block of the loss (None: the whole logits).
+
+    On accelerators: side by side, blocked loss (issue 41: a 0.8M-parameter model cannot fill a
+    GPU, and the whole logits cost tens of milliseconds per update there). On a CPU: one run at
+    a time with the whole logits, the step as it was before, because there
+    ``benchmarks/bench_train.py`` measured (2026-11-27, docs/benchmarks.md) the three runs of
+    each ``cpu``-preset model side by side at 1.1-2.0x the CPU time per run-update of one run
+    alone. Either way the runs are the same to rounding (tests/lm/test_train_together.py).
+    """
+    if platform == "cpu":
+        return False, None
+    return True, lm.VOCAB_BLOCK
+
+
+def _train_groups(specs: list[lm.RunSpec], data: TokenBatches, runs_dir: Path, desc: str, progress: bool,
+                  together: bool = True, **kwargs: Any) -> dict[str, pd.DataFrame | None]:
+    """Each run's curve, training (or resuming) the runs of each model shape side by side first
+    (:func:`jaxscale.lm.train.train_together`; one at a time unless ``together``); None for a
+    run that diverged, now or before."""
+    curves: dict[str, pd.DataFrame | None] = {}
+    groups = _by_model(specs) if together else [[spec] for spec in specs]
+    for group in progress_bar(groups, desc=desc, disable=not progress):
+        going = [spec for spec in group if not (runs_dir / spec.run_id / DIVERGED_FILE).is_file()]
+        curves.update({spec.run_id: None for spec in group})
+        if not going:
+            continue
+        outcomes = lm.train_together(going, data, [runs_dir / spec.run_id for spec in going], progress=progress,
+                                     **kwargs)
+        for spec, outcome in zip(going, outcomes):
+            curves[spec.run_id] = _recorded(spec, outcome, runs_dir)
+    return curves
+
+
+def _recorded(spec: lm.RunSpec, outcome: list[dict[str, str]] | lm.TrainingDiverged, runs_dir: Path
+              ) -> pd.DataFrame | None:
+    """A run's curve with its TensorBoard log written, or None (its divergence recorded) if it diverged."""
     directory = runs_dir / spec.run_id
-    if (directory / DIVERGED_FILE).is_file():
-        return None
-    try:
-        rows = lm.train(spec, data, directory, **kwargs)
-    except lm.TrainingDiverged as err:
+    if isinstance(outcome, lm.TrainingDiverged):
         if distributed.is_main_process():
-            write_text_atomic(directory / DIVERGED_FILE, json.dumps({"message": str(err)}))
-        warnings.warn(str(err), stacklevel=2)
+            write_text_atomic(directory / DIVERGED_FILE, json.dumps({"message": str(outcome)}))
+        warnings.warn(str(outcome), stacklevel=3)
         return None
-    curve = pd.DataFrame(rows)
+    curve = pd.DataFrame(outcome)
     if distributed.is_main_process() and not curve.empty:
         tensorboard_logs.write_run(curve, runs_dir.parent / TENSORBOARD_DIR / spec.run_id)
     return curve
@@ -248,11 +289,13 @@ class SweepResult:
         }
 
 
-def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True, microbatches: int = 1) -> SweepResult | None:
+def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True, microbatches: int = 1,
+              together: bool | None = None) -> SweepResult | None:
     """Train (or resume) every run of ``cfg`` under ``out``, then fit and write the runs table
     and the tables of exponents. Each batch is split over all devices and, on each, computed in
     ``microbatches`` parts one after another (:func:`jaxscale.lm.train.train`: the same runs in
-    less memory).
+    less memory). The runs of a size train side by side, with the blocked loss, if
+    ``together``; by default as :func:`side_by_side` says for the device.
 
     In a multi-process run (:func:`jaxscale.lm.distributed.initialize` first) every process
     trains, process 0 alone writes files and shows progress, and the others return None after
@@ -278,7 +321,11 @@ def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True, microbat
         distributed.sync("tokens")
     vocab = tokenizer.get_vocab_size()
     data = TokenBatches(ids, cfg.n_ctx, cfg.batch_size)
+    default_together, vocab_block = side_by_side(jax.devices()[0].platform)
+    together = default_together if together is None else together
     train_kwargs = {
+        "together": together,
+        "vocab_block": lm.VOCAB_BLOCK if together else vocab_block,
         "mesh": mesh,
         "microbatches": microbatches,
         "peak_flops": lm.matmul_peak_flops(dtype=cfg.compute_dtype) if progress else None,
@@ -289,9 +336,8 @@ def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True, microbat
     rates = grid_rates(cfg, vocab)
     plan = constant_runs(cfg, vocab, rates)
     for extension in range(cfg.lr_extensions + 1):
-        for spec in progress_bar(plan, desc=f"{cfg.name}: LR grid" + (f" +{extension}" if extension else ""),
-                                 disable=not progress):
-            curves[spec.run_id] = _train_or_skip(spec, data, runs_dir, **train_kwargs)
+        desc = f"{cfg.name}: LR grid" + (f" +{extension}" if extension else "")
+        curves.update(_train_groups(plan, data, runs_dir, desc, **train_kwargs))
         beyond = {name: rate_beyond_edge(by_rate) for name, by_rate in final_losses(cfg, curves, rates).items()}
         beyond = {name: lr for name, lr in beyond.items() if lr is not None}
         if extension == cfg.lr_extensions or not beyond:
@@ -303,8 +349,7 @@ def run_sweep(cfg: SweepConfig, out: str | Path, progress: bool = True, microbat
     best = best_learning_rates(losses)
     if {3, 4} & set(cfg.schemes):
         annealed = [spec for s in cfg.sizes if s.name in best for spec in cosine_runs(cfg, s, vocab, best[s.name])]
-        for spec in progress_bar(annealed, desc=f"{cfg.name}: cosine", disable=not progress):
-            curves[spec.run_id] = _train_or_skip(spec, data, runs_dir, **train_kwargs)
+        curves.update(_train_groups(annealed, data, runs_dir, f"{cfg.name}: cosine", **train_kwargs))
     if not main:
         return None
 

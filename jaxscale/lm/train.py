@@ -1,4 +1,4 @@
-"""Training one language model: AdamW, warmup + constant/cosine schedule, checkpoints, runs table.
+"""Training language models: AdamW, warmup + constant/cosine schedule, checkpoints, runs table.
 
 AdamW (Loshchilov & Hutter 2019) with gradient clipping is the optax chain
 ``clip_by_global_norm -> scale_by_adam -> add_decayed_weights (matrices only) ->
@@ -15,10 +15,17 @@ checkpointed (orbax) every ``checkpoint_every`` steps; a restarted run restores 
 checkpoint, truncates the curve to it and continues, and since batches are a function of
 (seed, step) it ends with the same curve as an uninterrupted run. A non-finite loss stops the
 run with :class:`TrainingDiverged`; no non-finite state is ever checkpointed.
+
+Runs of one model shape train side by side (:func:`train_together`): their parameters and
+optimizer states stacked on a leading axis and updated by ``jax.vmap`` of the one-run update in
+one compiled step (:func:`train_steps`), each on its own batch at its own step and learning
+rate, each with its own curve, checkpoints, divergence stop and resume; a run that ends or
+diverges leaves the stack and the others go on. :func:`train` is that for one run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import dataclasses
@@ -36,6 +43,7 @@ import optax
 
 from jaxscale.lm import distributed, sharding
 from jaxscale.lm.tokens import TokenBatches
+from jaxscale.networks.blocked_cross_entropy import VOCAB_BLOCK
 from jaxscale.networks.transformer import (
     ParamCounts,
     TransformerConfig,
@@ -54,6 +62,7 @@ from jaxscale.support.progress import progress_bar
 
 CURVE_FILE = "curve.csv"
 DONE_FILE = "done.json"
+RATE_FILE = "rate.json"
 SPEC_FILE = "spec.json"
 CURVE_COLUMNS = (
     rs.RUN_ID, rs.STEP, rs.N_TOTAL, rs.N_NONEMBEDDING, rs.N_EMBEDDING, rs.TOKENS,
@@ -166,11 +175,12 @@ def _microbatches(batch: jax.Array, k: int, axis: int = 0) -> jax.Array:
     return jnp.moveaxis(split, axis + 1, 0)
 
 
-def _loss_and_grads(model: TransformerConfig, params: Any, batch: jax.Array, microbatches: int) -> tuple[jax.Array, Any]:
+def _loss_and_grads(model: TransformerConfig, params: Any, batch: jax.Array, microbatches: int,
+                    vocab_block: int | None = VOCAB_BLOCK) -> tuple[jax.Array, Any]:
     """The mean next-token loss of ``batch`` and its gradient, accumulated over ``microbatches``
     equal parts one after another: the mean of equal-sized parts' means is the whole batch's
     mean, so the update is the same (up to rounding) in 1/k of the activation memory."""
-    loss_and_grads = jax.value_and_grad(functools.partial(next_token_loss, model))
+    loss_and_grads = jax.value_and_grad(functools.partial(next_token_loss, model, vocab_block=vocab_block))
     if microbatches == 1:
         return loss_and_grads(params, batch)
 
@@ -182,30 +192,53 @@ def _loss_and_grads(model: TransformerConfig, params: Any, batch: jax.Array, mic
     return jax.tree.map(lambda x: x / microbatches, total)
 
 
-@functools.partial(jax.jit, static_argnames=("model", "optim", "microbatches"), donate_argnums=(0,))
-def train_step(
-    state: dict[str, Any], batch: jax.Array, lr: jax.Array, *, model: TransformerConfig, optim: OptimConfig,
-    microbatches: int = 1,
-) -> tuple[dict[str, Any], jax.Array]:
-    """One AdamW update at learning rate ``lr`` (a traced scalar, so no recompilation per value)
-    on ``batch``: returns the new state and the loss before the update. With ``microbatches``
-    k > 1 the gradient is accumulated over k parts of the batch in turn (the same update in
-    1/k of the memory: 4096 sequences of the ``paper`` preset's first model ask XLA for 27 GB at
-    once, more than one 16 GB accelerator holds)."""
-    loss, grads = _loss_and_grads(model, state["params"], batch, microbatches)
+def _update(state: dict[str, Any], batch: jax.Array, lr: jax.Array, model: TransformerConfig, optim: OptimConfig,
+            microbatches: int, vocab_block: int | None) -> tuple[dict[str, Any], jax.Array]:
+    """One AdamW update at learning rate ``lr`` on ``batch``: the new state and the loss before it."""
+    loss, grads = _loss_and_grads(model, state["params"], batch, microbatches, vocab_block)
     opt_state = state["opt_state"]
     opt_state = opt_state._replace(hyperparams={**opt_state.hyperparams, "learning_rate": lr})
     updates, opt_state = _optimizer(optim).update(grads, opt_state, state["params"])
     return {"params": optax.apply_updates(state["params"], updates), "opt_state": opt_state}, loss
 
 
-@functools.partial(jax.jit, static_argnames=("model", "microbatches"))
-def eval_loss(params: Any, batches: jax.Array, *, model: TransformerConfig, microbatches: int = 1) -> jax.Array:
+@functools.partial(jax.jit, static_argnames=("model", "optim", "microbatches", "vocab_block"), donate_argnums=(0,))
+def train_step(
+    state: dict[str, Any], batch: jax.Array, lr: jax.Array, *, model: TransformerConfig, optim: OptimConfig,
+    microbatches: int = 1, vocab_block: int | None = VOCAB_BLOCK,
+) -> tuple[dict[str, Any], jax.Array]:
+    """One AdamW update at learning rate ``lr`` (a traced scalar, so no recompilation per value)
+    on ``batch``: returns the new state and the loss before the update. With ``microbatches``
+    k > 1 the gradient is accumulated over k parts of the batch in turn (the same update in
+    1/k of the memory: 4096 sequences of the ``paper`` preset's first model ask XLA for 27 GB at
+    once, more than one 16 GB accelerator holds). The loss is computed ``vocab_block``
+    vocabulary entries at a time (:func:`~jaxscale.networks.transformer.next_token_loss`;
+    ``None``: from the whole logits)."""
+    return _update(state, batch, lr, model, optim, microbatches, vocab_block)
+
+
+@functools.partial(jax.jit, static_argnames=("model", "optim", "microbatches", "vocab_block"), donate_argnums=(0,))
+def train_steps(
+    states: dict[str, Any], batches: jax.Array, lrs: jax.Array, *, model: TransformerConfig, optim: OptimConfig,
+    microbatches: int = 1, vocab_block: int | None = VOCAB_BLOCK,
+) -> tuple[dict[str, Any], jax.Array]:
+    """:func:`train_step` of several runs of one model shape side by side, in one compiled step:
+    ``states`` are their states stacked on a new leading axis, ``batches`` (runs, batch,
+    n_ctx + 1) and ``lrs`` (runs,) theirs; returns the new stacked states and the runs' losses.
+    ``jax.vmap`` of the one-run update, so each run's update is the one it would have alone."""
+    update = functools.partial(_update, model=model, optim=optim, microbatches=microbatches, vocab_block=vocab_block)
+    return jax.vmap(update)(states, batches, lrs)
+
+
+@functools.partial(jax.jit, static_argnames=("model", "microbatches", "vocab_block"))
+def eval_loss(params: Any, batches: jax.Array, *, model: TransformerConfig, microbatches: int = 1,
+              vocab_block: int | None = VOCAB_BLOCK) -> jax.Array:
     """Mean next-token loss over ``batches`` of shape ``(n, batch, n_ctx + 1)``, each batch in
     ``microbatches`` equal parts (one part at a time)."""
     parts = _microbatches(batches, microbatches, axis=1)
     parts = parts.reshape(-1, *parts.shape[2:])
-    return jnp.mean(jax.lax.map(functools.partial(next_token_loss, model, params), parts))
+    loss = functools.partial(next_token_loss, model, params, vocab_block=vocab_block)
+    return jnp.mean(jax.lax.map(loss, parts))
 
 
 def peak_matmul_size() -> int:
@@ -313,6 +346,193 @@ def _check_finite(value: float, spec: RunSpec, step: int, directory: Path, what:
         )
 
 
+@dataclasses.dataclass
+class _Lane:
+    """One run trained side by side with others: where it is and what it has seen since its last evaluation."""
+
+    spec: RunSpec
+    directory: Path
+    checkpoints: Checkpoints
+    state: Any
+    step: int
+    end: int
+    saved: int
+    losses: list[tuple[jax.Array, int]] = dataclasses.field(default_factory=list)  # (step's losses, this run's column)
+    outcome: TrainingDiverged | None = None
+
+
+def _check_group(specs: list[RunSpec], data: TokenBatches) -> None:
+    """Runs trained side by side share one compiled step: one model, optimizer and batch size."""
+    first = specs[0]
+    for spec in specs[1:]:
+        if (spec.model, spec.optim, spec.batch_size) != (first.model, first.optim, first.batch_size):
+            raise ValueError(f"run {spec.run_id} cannot train beside {first.run_id}: runs trained together need "
+                             "the same model, optimizer settings and batch size")
+    if len({spec.run_id for spec in specs}) != len(specs):
+        raise ValueError("runs trained together need distinct run ids")
+    if (data.batch_size, data.n_ctx) != (first.batch_size, first.model.n_ctx):
+        raise ValueError(
+            f"data batches are ({data.batch_size}, {data.n_ctx}) but run {first.run_id} needs "
+            f"(batch_size, n_ctx) = ({first.batch_size}, {first.model.n_ctx})"
+        )
+    if first.model.vocab_size < int(np.max(data.ids[: min(len(data.ids), 1_000_000)])) + 1:
+        raise ValueError(f"token ids exceed the model's vocab_size {first.model.vocab_size}")
+
+
+def _gather(states: list[Any]) -> Any:
+    """The states of the runs going on as :func:`_advance` takes them: one run's as it is, several stacked."""
+    if len(states) < 2:
+        return states[0] if states else None
+    return jax.tree.map(lambda *leaves: jnp.stack(leaves), *states)
+
+
+def _column(tree: Any, i: int) -> Any:
+    return jax.tree.map(lambda leaf: leaf[i], tree)
+
+
+def _advance(states: Any, batches: list[np.ndarray], lrs: list[float], mesh: jax.sharding.Mesh,
+             statics: dict[str, Any]) -> tuple[Any, jax.Array]:
+    """One update of every run going on, each on its own batch at its own learning rate: one
+    run by :func:`train_step`, several side by side by :func:`train_steps`; the runs' losses."""
+    if len(batches) == 1:
+        state, loss = train_step(states, sharding.shard_global_batch(batches[0], mesh), jnp.float32(lrs[0]), **statics)
+        return state, loss[None]
+    stacked = sharding.shard_global_batch(np.stack(batches), mesh, batch_axis=1)
+    return train_steps(states, stacked, jnp.asarray(lrs, jnp.float32), **statics)
+
+
+def _evaluate(lane: _Lane, val: jax.Array, microbatches: int, vocab_block: int | None) -> bool:
+    """Log the lane's evaluation row and checkpoint it when due (True if it was); a non-finite
+    loss ends the lane with :class:`TrainingDiverged` and checkpoints nothing."""
+    spec, step = lane.spec, lane.step
+    try:
+        train_loss = float(np.mean(np.stack([np.asarray(losses)[i] for losses, i in lane.losses])))
+        lane.losses = []
+        _check_finite(train_loss, spec, step, lane.directory, "training loss")
+        val_loss = float(eval_loss(lane.state["params"], val, model=spec.model, microbatches=microbatches,
+                                   vocab_block=vocab_block))
+        _check_finite(val_loss, spec, step, lane.directory, "validation loss")
+    except TrainingDiverged as err:
+        lane.outcome = err
+        return False
+    _append_row(lane.directory, curve_row(spec, step, float(learning_rate(lane.state)), train_loss, val_loss))
+    if step - lane.saved >= spec.checkpoint_every or step == spec.schedule.total_steps:
+        lane.checkpoints.save(step, lane.state, {"run_id": spec.run_id, "val_loss": val_loss})
+        lane.saved = step
+        return True
+    return False
+
+
+def _write_rate(directory: Path, run_updates: int, seconds: float, runs_together: int) -> None:
+    """Keep, beside a run's checkpoint, the rate at which its group has trained since the process
+    started (updates of all its runs per second, compilation included), the number of runs
+    trained side by side and the device: what the time a sweep has left is estimated from."""
+    if jax.process_index() != 0 or seconds <= 0:
+        return
+    rate = {"run_updates_per_s": run_updates / seconds, "run_updates": run_updates, "seconds": seconds,
+            "runs_together": runs_together, "device": f"{jax.device_count()} x {jax.devices()[0].device_kind}"}
+    write_text_atomic(directory / RATE_FILE, json.dumps(rate))
+
+
+def train_together(
+    specs: list[RunSpec],
+    data: TokenBatches,
+    directories: list[str | Path],
+    *,
+    mesh: jax.sharding.Mesh | None = None,
+    peak_flops: float | None = None,
+    progress: bool = True,
+    stop_after: int | None = None,
+    microbatches: int = 1,
+    vocab_block: int | None = VOCAB_BLOCK,
+) -> list[list[dict[str, str]] | TrainingDiverged]:
+    """Train the runs ``specs`` of one model shape side by side, each in its own directory, in one
+    compiled step (:func:`train_steps`: ``jax.vmap`` over their parameters and optimizer states),
+    and return each run's curve rows, or the :class:`TrainingDiverged` that stopped it.
+
+    Each run keeps its own schedule, data order (``seed``), evaluation steps, curve, checkpoints
+    and divergence stop, and resumes from its own checkpoint, so runs may stand at different
+    steps: each update takes every run's own batch at its own step. A run that ends or diverges
+    leaves the group (the step is compiled once per number of runs still going); the others go on.
+    Run by run the curves are those of :func:`train` training the runs one at a time (up to
+    rounding). ``stop_after`` ends the process's work early at that step (tests of resumption).
+    """
+    directories = [Path(d) for d in directories]
+    if len(directories) != len(specs) or not specs:
+        raise ValueError(f"train_together needs one directory per run; got {len(specs)} runs, {len(directories)} directories")
+    _check_group(specs, data)
+    model, optim = specs[0].model, specs[0].optim
+    mesh = mesh if mesh is not None else sharding.data_mesh()
+    sharding.check_divisible(specs[0].batch_size, mesh, microbatches)
+    outcomes: list[Any] = [None] * len(specs)
+    finished = [_claim_directory(spec, directory) for spec, directory in zip(specs, directories)]
+    flops_step = flops_per_token(model, matmul_params(model)) * specs[0].tokens_per_step
+    vals: dict[int, jax.Array] = {}
+    advice = (
+        f"runs {', '.join(s.run_id for s in specs)}: their last checkpoints are kept in their directories; "
+        "relaunch every process with the same command to resume from them"
+    )
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(distributed.lost_process_guard(advice))
+        lanes: list[_Lane] = []
+        for i, (spec, directory) in enumerate(zip(specs, directories)):
+            if finished[i]:
+                continue
+            ckpt = stack.enter_context(Checkpoints(directory / "checkpoints", max_to_keep=1))
+            state = sharding.replicate(init_state(spec), mesh)
+            restored = ckpt.restore(state)
+            state, step = (restored.state, restored.step) if restored is not None else (state, 0)
+            _write_curve(directory, [r for r in read_curve(directory) if int(r[rs.STEP]) <= step])
+            end = spec.schedule.total_steps if stop_after is None else min(stop_after, spec.schedule.total_steps)
+            lanes.append(_Lane(spec, directory, ckpt, state, step, end, step))
+            if spec.val_batches not in vals:
+                vals[spec.val_batches] = sharding.shard_global_batch(data.val_batches(spec.val_batches), mesh, batch_axis=1)
+        desc = lanes[0].spec.run_id + (f" +{len(lanes) - 1}" if len(lanes) > 1 else "") if lanes else ""
+        bar = progress_bar(total=sum(lane.spec.schedule.total_steps for lane in lanes),
+                           initial=sum(lane.step for lane in lanes), desc=desc, disable=not progress, leave=False)
+        going = [lane for lane in lanes if lane.step < lane.end]
+        states = _gather([lane.state for lane in going])
+        statics = {"model": model, "optim": optim, "microbatches": microbatches, "vocab_block": vocab_block}
+        tick, tick_steps = time.perf_counter(), 0
+        started, advanced = tick, 0
+        while going:
+            batches = [data.train_batch(lane.step, lane.spec.seed) for lane in going]
+            lrs = [lane.spec.schedule(lane.step) for lane in going]
+            states, losses = _advance(states, batches, lrs, mesh, statics)
+            tick_steps += len(going)
+            advanced += len(going)
+            for i, lane in enumerate(going):
+                lane.losses.append((losses, i))
+                lane.step += 1
+                if lane.step in lane.spec.eval_steps:
+                    lane.state = states if len(going) == 1 else _column(states, i)
+                    if _evaluate(lane, vals[lane.spec.val_batches], microbatches, vocab_block):
+                        _write_rate(lane.directory, advanced, time.perf_counter() - started, len(going))
+                    now = time.perf_counter()
+                    rate = tick_steps / max(now - tick, 1e-9)
+                    postfix = {"tok/s": f"{rate * lane.spec.tokens_per_step:.3g}"}
+                    if peak_flops:
+                        postfix["MFU"] = f"{rate * flops_step / peak_flops:.0%}"
+                    bar.set_postfix(postfix)
+                    tick, tick_steps = now, 0
+            bar.update(len(going))
+            keep = [i for i, lane in enumerate(going) if lane.step < lane.end and lane.outcome is None]
+            if len(keep) < len(going):
+                for i in keep:  # a run that goes on leaves the stack as its own state, then is stacked anew
+                    going[i].state = states if len(going) == 1 else _column(states, i)
+                going = [going[i] for i in keep]
+                states = _gather([lane.state for lane in going])
+        bar.close()
+    for lane in lanes:
+        if lane.outcome is None and lane.step == lane.spec.schedule.total_steps and distributed.is_main_process():
+            write_text_atomic(lane.directory / DONE_FILE, json.dumps({"final_val_loss": float(read_curve(lane.directory)[-1][rs.LOSS])}))
+    by_directory = {lane.directory: lane for lane in lanes}
+    for i, directory in enumerate(directories):
+        lane = by_directory.get(directory)
+        outcomes[i] = lane.outcome if lane is not None and lane.outcome is not None else read_curve(directory)
+    return outcomes
+
+
 def train(
     spec: RunSpec,
     data: TokenBatches,
@@ -323,76 +543,25 @@ def train(
     progress: bool = True,
     stop_after: int | None = None,
     microbatches: int = 1,
+    vocab_block: int | None = VOCAB_BLOCK,
 ) -> list[dict[str, str]]:
     """Train ``spec`` on ``data`` in ``directory`` (resuming from its checkpoint) and return the
-    curve rows. ``stop_after`` ends the process's work early at that step (tests of resumption).
-    ``mesh`` and ``microbatches`` say how each batch is computed (over the mesh's devices, each
-    device's share in that many parts one after another), not what: the same run to rounding.
+    curve rows: :func:`train_together` of one run. ``stop_after`` ends the process's work early
+    at that step (tests of resumption). ``mesh`` and ``microbatches`` say how each batch is
+    computed (over the mesh's devices, each device's share in that many parts one after
+    another), not what: the same run to rounding.
 
     ``data.batch_size`` and ``data.n_ctx`` must equal the spec's; ``peak_flops`` (FLOP/s, e.g.
     :func:`matmul_peak_flops`) turns achieved FLOP/s into MFU on the progress bar.
+
+    Raises:
+        TrainingDiverged: the loss became non-finite (the last good checkpoint is kept).
     """
-    directory = Path(directory)
-    if _claim_directory(spec, directory):
-        return read_curve(directory)
-    if (data.batch_size, data.n_ctx) != (spec.batch_size, spec.model.n_ctx):
-        raise ValueError(
-            f"data batches are ({data.batch_size}, {data.n_ctx}) but run {spec.run_id} needs "
-            f"(batch_size, n_ctx) = ({spec.batch_size}, {spec.model.n_ctx})"
-        )
-    if spec.model.vocab_size < int(np.max(data.ids[: min(len(data.ids), 1_000_000)])) + 1:
-        raise ValueError(f"token ids exceed the model's vocab_size {spec.model.vocab_size}")
-    mesh = mesh if mesh is not None else sharding.data_mesh()
-    sharding.check_divisible(spec.batch_size, mesh, microbatches)
-
-    state = sharding.replicate(init_state(spec), mesh)
-    val = sharding.shard_global_batch(data.val_batches(spec.val_batches), mesh, batch_axis=1)
-    total = spec.schedule.total_steps
-    end = total if stop_after is None else min(stop_after, total)
-    flops_step = flops_per_token(spec.model, matmul_params(spec.model)) * spec.tokens_per_step
-
-    advice = (
-        f"run {spec.run_id}: its last checkpoint is kept in {directory / 'checkpoints'}; relaunch "
-        "every process with the same command to resume from it"
-    )
-    with Checkpoints(directory / "checkpoints", max_to_keep=1) as ckpt, distributed.lost_process_guard(advice):
-        restored = ckpt.restore(state)
-        state, step = (restored.state, restored.step) if restored is not None else (state, 0)
-        _write_curve(directory, [r for r in read_curve(directory) if int(r[rs.STEP]) <= step])
-        bar = progress_bar(total=total, initial=step, desc=spec.run_id, disable=not progress, leave=False)
-        saved = step
-        losses: list[jax.Array] = []
-        tick, tick_step = time.perf_counter(), step
-        while step < end:
-            lr = spec.schedule(step)
-            batch = sharding.shard_global_batch(data.train_batch(step, spec.seed), mesh)
-            state, loss = train_step(state, batch, jnp.float32(lr), model=spec.model, optim=spec.optim,
-                                     microbatches=microbatches)
-            losses.append(loss)
-            step += 1
-            if step in spec.eval_steps:
-                train_loss = float(jnp.mean(jnp.stack(losses)))
-                losses = []
-                _check_finite(train_loss, spec, step, directory, "training loss")
-                val_loss = float(eval_loss(state["params"], val, model=spec.model, microbatches=microbatches))
-                _check_finite(val_loss, spec, step, directory, "validation loss")
-                _append_row(directory, curve_row(spec, step, float(learning_rate(state)), train_loss, val_loss))
-                now = time.perf_counter()
-                rate = (step - tick_step) / max(now - tick, 1e-9)
-                postfix = {"loss": f"{val_loss:.3f}", "tok/s": f"{rate * spec.tokens_per_step:.3g}"}
-                if peak_flops:
-                    postfix["MFU"] = f"{rate * flops_step / peak_flops:.0%}"
-                bar.set_postfix(postfix)
-                tick, tick_step = now, step
-                if step - saved >= spec.checkpoint_every or step == total:
-                    ckpt.save(step, state, {"run_id": spec.run_id, "val_loss": val_loss})
-                    saved = step
-            bar.update(1)
-        bar.close()
-    curve = read_curve(directory)
-    if step == total and distributed.is_main_process():
-        write_text_atomic(directory / DONE_FILE, json.dumps({"final_val_loss": float(curve[-1][rs.LOSS])}))
-    return curve
+    (outcome,) = train_together([spec], data, [directory], mesh=mesh, peak_flops=peak_flops, progress=progress,
+                                stop_after=stop_after, microbatches=microbatches, vocab_block=vocab_block)
+    if isinstance(outcome, TrainingDiverged):
+        raise outcome
+    return outcome
 
 
 def _claim_directory(spec: RunSpec, directory: Path) -> bool:

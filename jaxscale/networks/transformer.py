@@ -35,6 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxscale.networks.blocked_cross_entropy import VOCAB_BLOCK, blocked_cross_entropy
 from jaxscale.tables import accounting
 
 PARAM_DTYPE = jnp.float32
@@ -159,7 +160,9 @@ class Transformer(nn.Module):
     cfg: TransformerConfig
 
     @nn.compact
-    def __call__(self, tokens: jax.Array) -> jax.Array:
+    def __call__(self, tokens: jax.Array, head: bool = True) -> jax.Array:
+        """The logits, or with ``head=False`` the final LayerNorm's output ``(batch * length,
+        d_model)`` in the compute dtype (for a loss that applies the output layer itself)."""
         cfg = self.cfg
         batch, length = tokens.shape
         embed = nn.Embed(
@@ -180,6 +183,8 @@ class Transformer(nn.Module):
         for i in range(cfg.n_layer):
             h = Block(cfg, name=f"h_{i}")(h, batch)
         h = _layer_norm("ln_f")(h)
+        if not head:
+            return h.astype(cfg.dtype)
         if cfg.tied:
             logits = embed.attend(h.astype(cfg.dtype).astype(jnp.float32))
         else:
@@ -202,12 +207,27 @@ def init_params(cfg: TransformerConfig, key: jax.Array) -> dict[str, Any]:
     return Transformer(cfg).init(key, dummy)["params"]
 
 
-@functools.partial(jax.jit, static_argnums=0)
-def next_token_loss(cfg: TransformerConfig, params: Any, tokens: jax.Array) -> jax.Array:
-    """Mean cross-entropy (nats) of predicting ``tokens[:, 1:]`` from ``tokens[:, :-1]``."""
-    logits = Transformer(cfg).apply({"params": params}, tokens[:, :-1]).reshape(-1, cfg.vocab_size)
-    targets = tokens[:, 1:].reshape(-1, 1)
-    target_logit = jnp.take_along_axis(logits, targets, axis=-1)[:, 0]
+def output_embedding(cfg: TransformerConfig, params: Any) -> jax.Array:
+    """The output layer as (vocab, d_model): the token embedding when tied, else the head's kernel transposed."""
+    return params["wte"]["embedding"] if cfg.tied else params["lm_head"]["kernel"].T
+
+
+@functools.partial(jax.jit, static_argnums=0, static_argnames=("vocab_block",))
+def next_token_loss(cfg: TransformerConfig, params: Any, tokens: jax.Array, vocab_block: int | None = VOCAB_BLOCK
+                    ) -> jax.Array:
+    """Mean cross-entropy (nats) of predicting ``tokens[:, 1:]`` from ``tokens[:, :-1]``.
+
+    With ``vocab_block`` the output layer and the loss are computed ``vocab_block`` vocabulary
+    entries at a time (:func:`~jaxscale.networks.blocked_cross_entropy.blocked_cross_entropy`,
+    never holding the logits); ``None`` computes the whole float32 logits first.
+    """
+    inputs, targets = tokens[:, :-1], tokens[:, 1:].reshape(-1)
+    if vocab_block is not None:
+        h = Transformer(cfg).apply({"params": params}, inputs, head=False)
+        w = output_embedding(cfg, params)
+        return jnp.mean(blocked_cross_entropy(h, w, targets, vocab_block, cfg.compute_dtype))
+    logits = Transformer(cfg).apply({"params": params}, inputs).reshape(-1, cfg.vocab_size)
+    target_logit = jnp.take_along_axis(logits, targets[:, None], axis=-1)[:, 0]
     return jnp.mean(jax.nn.logsumexp(logits, axis=-1) - target_logit)
 
 
