@@ -94,6 +94,19 @@ def _same_draws(first: Path, second: Path) -> bool:
         for g in a.groups())
 
 
+#: Files that record the run that wrote them beside its numbers: the output directory (in the paths
+#: they name) and the wall time (a sweep's summary.json).
+RECORDS_ITS_RUN = ("summary.json",)
+
+
+def _numbers_of(path: Path, out: Path) -> dict:
+    """A run's record without what differs between two runs of one command into two directories:
+    its wall time, and its output directory in the paths it names."""
+    record = json.loads(path.read_text().replace(str(out), "OUT"))
+    record.pop("wall_time_s", None)
+    return record
+
+
 def _killed_at_random_then_resumed(argv: list[str], out: Path, kills: int, seed: int) -> None:
     """Run ``argv`` once whole for its duration and files; then ``kills`` times: start it into
     ``out``, kill -9 at a random moment of that duration, and check every file under ``out`` is
@@ -120,6 +133,8 @@ def _killed_at_random_then_resumed(argv: list[str], out: Path, kills: int, seed:
     for name, entry in expected.items():
         if name.endswith(".nc"):  # a netCDF file records when it was written: its draws must be equal
             assert _same_draws(whole / name, out / name), name
+        elif name in RECORDS_ITS_RUN:  # its numbers must be equal; where and how long the run took differ
+            assert _numbers_of(whole / name, whole) == _numbers_of(out / name, out), name
         elif not name.endswith(".png"):  # a figure's bytes carry its drawing's metadata; data must be equal
             assert resumed[name]["sha256"] == entry["sha256"], name
     assert not list(out.rglob(".partial-*")), "a killed writer's temporary file was left"
