@@ -359,6 +359,7 @@ class _Lane:
     saved: int
     losses: list[tuple[jax.Array, int]] = dataclasses.field(default_factory=list)  # (step's losses, this run's column)
     outcome: TrainingDiverged | None = None
+    val_loss: float | None = None  # at its last evaluation
 
 
 def _check_group(specs: list[RunSpec], data: TokenBatches) -> None:
@@ -415,12 +416,22 @@ def _evaluate(lane: _Lane, val: jax.Array, microbatches: int, vocab_block: int |
     except TrainingDiverged as err:
         lane.outcome = err
         return False
+    lane.val_loss = val_loss
     _append_row(lane.directory, curve_row(spec, step, float(learning_rate(lane.state)), train_loss, val_loss))
     if step - lane.saved >= spec.checkpoint_every or step == spec.schedule.total_steps:
         lane.checkpoints.save(step, lane.state, {"run_id": spec.run_id, "val_loss": val_loss})
         lane.saved = step
         return True
     return False
+
+
+def _loss_range(lanes: list[_Lane]) -> str:
+    """The validation loss the progress bar shows: one run's, or the range of a group's last ones."""
+    losses = [lane.val_loss for lane in lanes if lane.val_loss is not None]
+    if not losses:
+        return "nan"
+    low, high = min(losses), max(losses)
+    return f"{low:.3f}" if len(losses) == 1 else f"{low:.3f}-{high:.3f}"
 
 
 def _write_rate(directory: Path, run_updates: int, seconds: float, runs_together: int) -> None:
@@ -510,7 +521,7 @@ def train_together(
                         _write_rate(lane.directory, advanced, time.perf_counter() - started, len(going))
                     now = time.perf_counter()
                     rate = tick_steps / max(now - tick, 1e-9)
-                    postfix = {"tok/s": f"{rate * lane.spec.tokens_per_step:.3g}"}
+                    postfix = {"loss": _loss_range(lanes), "tok/s": f"{rate * lane.spec.tokens_per_step:.3g}"}
                     if peak_flops:
                         postfix["MFU"] = f"{rate * flops_step / peak_flops:.0%}"
                     bar.set_postfix(postfix)
