@@ -16,11 +16,16 @@ checkpoint, truncates the curve to it and continues, and since batches are a fun
 (seed, step) it ends with the same curve as an uninterrupted run. A non-finite loss stops the
 run with :class:`TrainingDiverged`; no non-finite state is ever checkpointed.
 
+Updates run :data:`UPDATES_PER_CALL` at a time in one compiled loop (:func:`train_updates`),
+each call ending at the next evaluation step at the latest, so the host's work between updates
+(dispatch, batches, the schedule, read from the schedule's ``rates`` without waiting on the
+device) is paid once per call: a tiny model's update costs milliseconds, as much as that work.
+
 Runs of one model shape train side by side (:func:`train_together`): their parameters and
-optimizer states stacked on a leading axis and updated by ``jax.vmap`` of the one-run update in
-one compiled step (:func:`train_steps`), each on its own batch at its own step and learning
-rate, each with its own curve, checkpoints, divergence stop and resume; a run that ends or
-diverges leaves the stack and the others go on. :func:`train` is that for one run.
+optimizer states stacked on a leading axis and updated by ``jax.vmap`` of the one-run updates in
+one compiled loop (:func:`train_updates_together`), each on its own batches at its own steps and
+learning rates, each with its own curve, checkpoints, divergence stop and resume; a run that
+ends or diverges leaves the stack and the others go on. :func:`train` is that for one run.
 """
 
 from __future__ import annotations
@@ -64,6 +69,10 @@ CURVE_FILE = "curve.csv"
 DONE_FILE = "done.json"
 RATE_FILE = "rate.json"
 SPEC_FILE = "spec.json"
+#: Updates per compiled call (:func:`train_updates`); a call also ends at every evaluation step.
+#: 32 updates of the ``cpu`` preset's models take 0.2-0.6 s on 2 cores, so the host's work
+#: between calls is a few percent of the time.
+UPDATES_PER_CALL = 32
 CURVE_COLUMNS = (
     rs.RUN_ID, rs.STEP, rs.N_TOTAL, rs.N_NONEMBEDDING, rs.N_EMBEDDING, rs.TOKENS,
     rs.COMPUTE_TOTAL, rs.COMPUTE_NONEMBEDDING, rs.LOSS, rs.TRAIN_LOSS, rs.VAL_LOSS,
@@ -217,17 +226,45 @@ def train_step(
     return _update(state, batch, lr, model, optim, microbatches, vocab_block)
 
 
+def _updates(state: dict[str, Any], batches: jax.Array, lrs: jax.Array, count: jax.Array, model: TransformerConfig,
+             optim: OptimConfig, microbatches: int, vocab_block: int | None) -> tuple[dict[str, Any], jax.Array]:
+    """The first ``count`` of :func:`_update` on ``batches[i]`` at ``lrs[i]`` in turn, in one
+    compiled loop: the new state and each update's loss (0 for the slots past ``count``)."""
+
+    def body(i: jax.Array, carry: tuple[dict[str, Any], jax.Array]) -> tuple[dict[str, Any], jax.Array]:
+        state, losses = carry
+        state, loss = _update(state, batches[i], lrs[i], model, optim, microbatches, vocab_block)
+        return state, losses.at[i].set(loss)
+
+    return jax.lax.fori_loop(0, count, body, (state, jnp.zeros(lrs.shape, jnp.float32)))
+
+
 @functools.partial(jax.jit, static_argnames=("model", "optim", "microbatches", "vocab_block"), donate_argnums=(0,))
-def train_steps(
-    states: dict[str, Any], batches: jax.Array, lrs: jax.Array, *, model: TransformerConfig, optim: OptimConfig,
-    microbatches: int = 1, vocab_block: int | None = VOCAB_BLOCK,
+def train_updates(
+    state: dict[str, Any], batches: jax.Array, lrs: jax.Array, count: jax.Array, *, model: TransformerConfig,
+    optim: OptimConfig, microbatches: int = 1, vocab_block: int | None = VOCAB_BLOCK,
 ) -> tuple[dict[str, Any], jax.Array]:
-    """:func:`train_step` of several runs of one model shape side by side, in one compiled step:
-    ``states`` are their states stacked on a new leading axis, ``batches`` (runs, batch,
-    n_ctx + 1) and ``lrs`` (runs,) theirs; returns the new stacked states and the runs' losses.
-    ``jax.vmap`` of the one-run update, so each run's update is the one it would have alone."""
-    update = functools.partial(_update, model=model, optim=optim, microbatches=microbatches, vocab_block=vocab_block)
-    return jax.vmap(update)(states, batches, lrs)
+    """Up to ``len(batches)`` updates of :func:`train_step` in one call: the first ``count`` (a
+    traced integer, so one compilation serves every count) on ``batches[i]`` ``(batch, n_ctx +
+    1)`` at ``lrs[i]`` in turn. Returns the new state and the updates' losses ``(len(batches),)``,
+    0 past ``count``. A tiny model's update takes milliseconds, so the host's work between
+    updates (dispatch, reading the schedule) costs as much as the update itself; here it is paid
+    once per :data:`UPDATES_PER_CALL` updates."""
+    return _updates(state, batches, lrs, count, model, optim, microbatches, vocab_block)
+
+
+@functools.partial(jax.jit, static_argnames=("model", "optim", "microbatches", "vocab_block"), donate_argnums=(0,))
+def train_updates_together(
+    states: dict[str, Any], batches: jax.Array, lrs: jax.Array, count: jax.Array, *, model: TransformerConfig,
+    optim: OptimConfig, microbatches: int = 1, vocab_block: int | None = VOCAB_BLOCK,
+) -> tuple[dict[str, Any], jax.Array]:
+    """:func:`train_updates` of several runs of one model shape side by side, in one compiled
+    loop: ``states`` are their states stacked on a new leading axis, ``batches`` ``(updates,
+    runs, batch, n_ctx + 1)`` and ``lrs`` ``(updates, runs)`` theirs; returns the new stacked
+    states and the losses ``(runs, updates)``. ``jax.vmap`` of the one-run updates, so each run's
+    updates are the ones it would have alone."""
+    updates = functools.partial(_updates, model=model, optim=optim, microbatches=microbatches, vocab_block=vocab_block)
+    return jax.vmap(updates, in_axes=(0, 1, 1, None))(states, batches, lrs, count)
 
 
 @functools.partial(jax.jit, static_argnames=("model", "microbatches", "vocab_block"))
@@ -357,7 +394,8 @@ class _Lane:
     step: int
     end: int
     saved: int
-    losses: list[tuple[jax.Array, int]] = dataclasses.field(default_factory=list)  # (step's losses, this run's column)
+    rates: np.ndarray  # the learning rate of each update, from the first: ``rates[step]`` produces step + 1
+    losses: list[tuple[jax.Array, int, int]] = dataclasses.field(default_factory=list)  # (a call's losses, this run's row, updates)
     outcome: TrainingDiverged | None = None
     val_loss: float | None = None  # at its last evaluation
 
@@ -391,15 +429,23 @@ def _column(tree: Any, i: int) -> Any:
     return jax.tree.map(lambda leaf: leaf[i], tree)
 
 
-def _advance(states: Any, batches: list[np.ndarray], lrs: list[float], mesh: jax.sharding.Mesh,
+def _advance(states: Any, lanes: list[_Lane], count: int, data: TokenBatches, mesh: jax.sharding.Mesh,
              statics: dict[str, Any]) -> tuple[Any, jax.Array]:
-    """One update of every run going on, each on its own batch at its own learning rate: one
-    run by :func:`train_step`, several side by side by :func:`train_steps`; the runs' losses."""
-    if len(batches) == 1:
-        state, loss = train_step(states, sharding.shard_global_batch(batches[0], mesh), jnp.float32(lrs[0]), **statics)
-        return state, loss[None]
-    stacked = sharding.shard_global_batch(np.stack(batches), mesh, batch_axis=1)
-    return train_steps(states, stacked, jnp.asarray(lrs, jnp.float32), **statics)
+    """``count`` updates of every run going on, each on its own batches at its own learning
+    rates: one run by :func:`train_updates`, several side by side by
+    :func:`train_updates_together`; the runs' losses ``(runs, UPDATES_PER_CALL)``."""
+    batches = np.zeros((UPDATES_PER_CALL, len(lanes), *data.train_batch(0).shape), np.int32)
+    lrs = np.zeros((UPDATES_PER_CALL, len(lanes)), np.float32)
+    for i, lane in enumerate(lanes):
+        lrs[:count, i] = lane.rates[lane.step:lane.step + count]
+        for j in range(count):
+            batches[j, i] = data.train_batch(lane.step + j, lane.spec.seed)
+    count = np.int32(count)
+    if len(lanes) == 1:
+        state, losses = train_updates(states, sharding.shard_global_batch(batches[:, 0], mesh, batch_axis=1),
+                                      lrs[:, 0], count, **statics)
+        return state, losses[None]
+    return train_updates_together(states, sharding.shard_global_batch(batches, mesh, batch_axis=2), lrs, count, **statics)
 
 
 def _evaluate(lane: _Lane, val: jax.Array, microbatches: int, vocab_block: int | None) -> bool:
@@ -407,7 +453,7 @@ def _evaluate(lane: _Lane, val: jax.Array, microbatches: int, vocab_block: int |
     loss ends the lane with :class:`TrainingDiverged` and checkpoints nothing."""
     spec, step = lane.spec, lane.step
     try:
-        train_loss = float(np.mean(np.stack([np.asarray(losses)[i] for losses, i in lane.losses])))
+        train_loss = float(np.mean(np.concatenate([np.asarray(losses)[i, :count] for losses, i, count in lane.losses])))
         lane.losses = []
         _check_finite(train_loss, spec, step, lane.directory, "training loss")
         val_loss = float(eval_loss(lane.state["params"], val, model=spec.model, microbatches=microbatches,
@@ -423,6 +469,11 @@ def _evaluate(lane: _Lane, val: jax.Array, microbatches: int, vocab_block: int |
         lane.saved = step
         return True
     return False
+
+
+def _next_stop(lane: _Lane) -> int:
+    """The step at which the lane next stops to evaluate, or ends."""
+    return min([step for step in lane.spec.eval_steps if step > lane.step] + [lane.end])
 
 
 def _loss_range(lanes: list[_Lane]) -> str:
@@ -458,7 +509,7 @@ def train_together(
     vocab_block: int | None = VOCAB_BLOCK,
 ) -> list[list[dict[str, str]] | TrainingDiverged]:
     """Train the runs ``specs`` of one model shape side by side, each in its own directory, in one
-    compiled step (:func:`train_steps`: ``jax.vmap`` over their parameters and optimizer states),
+    compiled loop (:func:`train_updates_together`: ``jax.vmap`` over their parameters and optimizer states),
     and return each run's curve rows, or the :class:`TrainingDiverged` that stopped it.
 
     Each run keeps its own schedule, data order (``seed``), evaluation steps, curve, checkpoints
@@ -495,7 +546,7 @@ def train_together(
             state, step = (restored.state, restored.step) if restored is not None else (state, 0)
             _write_curve(directory, [r for r in read_curve(directory) if int(r[rs.STEP]) <= step])
             end = spec.schedule.total_steps if stop_after is None else min(stop_after, spec.schedule.total_steps)
-            lanes.append(_Lane(spec, directory, ckpt, state, step, end, step))
+            lanes.append(_Lane(spec, directory, ckpt, state, step, end, step, spec.schedule.rates))
             if spec.val_batches not in vals:
                 vals[spec.val_batches] = sharding.shard_global_batch(data.val_batches(spec.val_batches), mesh, batch_axis=1)
         desc = lanes[0].spec.run_id + (f" +{len(lanes) - 1}" if len(lanes) > 1 else "") if lanes else ""
@@ -507,14 +558,13 @@ def train_together(
         tick, tick_steps = time.perf_counter(), 0
         started, advanced = tick, 0
         while going:
-            batches = [data.train_batch(lane.step, lane.spec.seed) for lane in going]
-            lrs = [lane.spec.schedule(lane.step) for lane in going]
-            states, losses = _advance(states, batches, lrs, mesh, statics)
-            tick_steps += len(going)
-            advanced += len(going)
+            count = min(UPDATES_PER_CALL, *(_next_stop(lane) - lane.step for lane in going))
+            states, losses = _advance(states, going, count, data, mesh, statics)
+            tick_steps += count * len(going)
+            advanced += count * len(going)
             for i, lane in enumerate(going):
-                lane.losses.append((losses, i))
-                lane.step += 1
+                lane.losses.append((losses, i, count))
+                lane.step += count
                 if lane.step in lane.spec.eval_steps:
                     lane.state = states if len(going) == 1 else _column(states, i)
                     if _evaluate(lane, vals[lane.spec.val_batches], microbatches, vocab_block):
@@ -526,7 +576,7 @@ def train_together(
                         postfix["MFU"] = f"{rate * flops_step / peak_flops:.0%}"
                     bar.set_postfix(postfix)
                     tick, tick_steps = now, 0
-            bar.update(len(going))
+            bar.update(count * len(going))
             keep = [i for i, lane in enumerate(going) if lane.step < lane.end and lane.outcome is None]
             if len(keep) < len(going):
                 for i in keep:  # a run that goes on leaves the stack as its own state, then is stacked anew

@@ -72,8 +72,20 @@ class Schedule:
             after = optax.constant_schedule(self.peak_lr)
         return optax.join_schedules([warmup, after], [self.warmup_steps])
 
+    @functools.cached_property
+    def rates(self) -> np.ndarray:
+        """Every update's learning rate in float32, ``rates[step]`` producing step ``step + 1``:
+        computed once on the host, so a training loop reads its rates without waiting on the device."""
+        with jax.disable_jit():
+            rates = np.asarray(self.optax_schedule(np.arange(1, self.total_steps + 1)), np.float32)
+        rates.flags.writeable = False
+        return rates
+
     def __call__(self, step: int) -> float:
-        """The learning rate used for the update that produces step ``step + 1``."""
+        """The learning rate used for the update that produces step ``step + 1`` (:attr:`rates`
+        within the run, the schedule's floor or constant after it)."""
+        if 0 <= step < self.total_steps:
+            return float(self.rates[step])
         return float(self.optax_schedule(step + 1))
 
 

@@ -100,10 +100,10 @@ def test_schedules_warmup_constant_and_cosine():
 def test_another_learning_rate_and_schedule_reuse_the_compiled_step(tmp_path):
     spec, data = tiny_run(steps=4)
     lm.train(spec, data, tmp_path / "first", progress=False)
-    compiled = lm.train_step._cache_size()
+    compiled = lm.train_updates._cache_size()
     other = dataclasses.replace(spec, run_id="other", schedule=lm.Schedule(3e-3, 6, 1, "constant"))
     curve = lm.train(other, data, tmp_path / "other", progress=False)
-    assert lm.train_step._cache_size() == compiled
+    assert lm.train_updates._cache_size() == compiled
     # Each row logs the learning rate of the update that produced its step, read from the optimizer state.
     assert [float(r["learning_rate"]) for r in curve] == [other.schedule(int(r["step"]) - 1) for r in curve]
     assert float(curve[-1]["learning_rate"]) == pytest.approx(3e-3)
@@ -140,17 +140,17 @@ def test_curve_rows_carry_both_parameter_counts_and_compute_bases(tmp_path):
 
 def test_nan_guard_stops_with_message_and_keeps_last_good_checkpoint(tmp_path, monkeypatch):
     spec, data = tiny_run(steps=20, checkpoint_every=2)
-    real_step = lm.train_step
+    real_updates = lm.train_updates
     calls = {"n": 0}
 
-    def poisoned_step(state, batch, lr, **kw):  # fault injection: parameters turn NaN at update 5
-        calls["n"] += 1
-        state, loss = real_step(state, batch, lr, **kw)
-        if calls["n"] == 5:
+    def poisoned(state, batches, lrs, count, **kw):  # fault injection: parameters turn NaN after step 6
+        calls["n"] += 1  # a call ends at each evaluation step: steps 1-2, 3-4, 5-6, ...
+        state, losses = real_updates(state, batches, lrs, count, **kw)
+        if calls["n"] == 3:
             state = {**state, "params": jax.tree_util.tree_map(lambda p: p * jnp.nan, state["params"])}
-        return state, loss
+        return state, losses
 
-    monkeypatch.setattr(lm, "train_step", poisoned_step)
+    monkeypatch.setattr(lm, "train_updates", poisoned)
     with pytest.raises(lm.TrainingDiverged, match=r"loss is nan at step 6.*last good checkpoint kept"):
         lm.train(spec, data, tmp_path, progress=False)
     with Checkpoints(tmp_path / "checkpoints") as ckpt:

@@ -39,22 +39,22 @@ def test_side_by_side_equals_one_at_a_time(tmp_path):
 def test_a_diverged_run_stops_alone_and_a_stopped_group_resumes(tmp_path, monkeypatch):
     specs, data = _group()
     directories = [tmp_path / s.run_id for s in specs]
-    real_steps = lm.train_steps
+    real_updates = lm.train_updates_together
     calls = {"n": 0}
 
-    def poisoned(states, batches, lrs, **kw):  # fault injection: run b's parameters turn NaN at update 3
-        calls["n"] += 1
-        states, losses = real_steps(states, batches, lrs, **kw)
-        if calls["n"] == 3:
+    def poisoned(states, batches, lrs, count, **kw):  # fault injection: run b's parameters turn NaN after step 4
+        calls["n"] += 1  # a call ends at each evaluation step: steps 1-2, 3-4, ...
+        states, losses = real_updates(states, batches, lrs, count, **kw)
+        if calls["n"] == 2:
             nan_b = jax.tree.map(lambda p: p.at[1].set(jnp.nan), states["params"])
             states = {**states, "params": nan_b}
         return states, losses
 
-    monkeypatch.setattr(lm, "train_steps", poisoned)
+    monkeypatch.setattr(lm, "train_updates_together", poisoned)
     first = lm.train_together(specs, data, directories, progress=False, stop_after=6)
     assert isinstance(first[1], lm.TrainingDiverged) and "run b" in str(first[1])
     assert [int(r["step"]) for r in first[0]] == [2, 4, 6] == [int(r["step"]) for r in first[2]]
-    monkeypatch.setattr(lm, "train_steps", real_steps)
+    monkeypatch.setattr(lm, "train_updates_together", real_updates)
     resumed = lm.train_together([specs[0], specs[2]], data, [directories[0], directories[2]], progress=False)
     for spec, curve in zip([specs[0], specs[2]], resumed):
         alone = lm.train(spec, data, tmp_path / "alone" / spec.run_id, progress=False)
