@@ -59,7 +59,8 @@ def _check_frontier_options(args: argparse.Namespace) -> None:
     """Approaches 1 and 2 fit no law: refuse the options of Approach 3 (:func:`jaxscale.frontier`)."""
     extra = [name for name, used in (("compute", args.compute is not None), ("asymmetry", args.asymmetry is not None),
                                       ("likelihood", args.likelihood),
-                                      ("holdout", args.holdout_threshold is not None)) if used]
+                                      ("holdout", args.holdout_threshold is not None),
+                                      ("holdout rule", args.holdout_rule != "published")) if used]
     if extra:
         raise ValueError(f"{', '.join(extra)} apply to approach3 and vpnls, not {args.method}")
 
