@@ -28,6 +28,8 @@ APPROACHES = (1, 2)
 #: How :func:`fit` minimises the Huber objective: Approach 3's multistart L-BFGS, or variable
 #: projection (:mod:`jaxscale.fitting.vpnls`), which reaches the same optimum.
 METHODS = ("approach3", "vpnls")
+#: How a holdout chooses the fit that predicts the runs held out (:func:`fit`).
+HOLDOUT_RULES = ("published", "nested")
 #: Runs proposed where the runs leave a quantity undetermined (:func:`identified`).
 SUGGESTED_RUNS = 3
 
@@ -216,7 +218,8 @@ def check_bootstrap(resamples: int) -> None:
 
 def fit(runs: Runs, law: str | Law = "chinchilla", *, bootstrap: int = 0, seed: int = 0,
         compute: Sequence[float] | None = None, asymmetry: float | None = None, likelihood: bool = False,
-        holdout: float | None = None, holdout_by: str = "n", method: str = "approach3") -> FitReport:
+        holdout: float | None = None, holdout_by: str = "n", method: str = "approach3",
+        holdout_rule: str = "published") -> FitReport:
     """Fit a scaling law to runs by Hoffmann et al.'s (2022) Approach 3.
 
     ``law`` is fitted to every run at once by the Huber loss on log residuals from Epoch AI's
@@ -239,6 +242,9 @@ def fit(runs: Runs, law: str | Law = "chinchilla", *, bootstrap: int = 0, seed: 
         holdout: also fit the runs with N (or C, ``holdout_by="c"``) below this and report the
             errors on the rest.
         holdout_by: ``"n"`` or ``"c"``.
+        holdout_rule: the fit that predicts the runs held out: ``"published"`` (Approach 3 as
+            published, :mod:`jaxscale.fitting.holdout`) or ``"nested"`` (the rule that nested
+            holdouts inside the fitting runs choose, :mod:`jaxscale.fitting.nested_extrapolation`).
         method: ``"approach3"`` (multistart L-BFGS from the law's grid) or ``"vpnls"`` (variable
             projection, :mod:`jaxscale.fitting.vpnls`: the linear coordinates solved on a grid of
             the others, then the same L-BFGS; laws that declare their linear coordinates).
@@ -259,8 +265,12 @@ def fit(runs: Runs, law: str | Law = "chinchilla", *, bootstrap: int = 0, seed: 
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     if method == "vpnls" and asymmetry is not None:
         raise ValueError("asymmetry applies to method approach3, not vpnls")
+    if holdout_rule not in HOLDOUT_RULES:
+        raise ValueError(f"holdout_rule must be one of {', '.join(HOLDOUT_RULES)}, got {holdout_rule!r}")
+    if holdout_rule != "published" and holdout is None:
+        raise ValueError(f"holdout_rule {holdout_rule!r} chooses the fit of a holdout: give holdout (--holdout-threshold)")
     return _approach3(as_runs(runs), law, bootstrap, seed, compute, asymmetry, likelihood, holdout, holdout_by, start,
-                      method)
+                      method, holdout_rule)
 
 
 def frontier(runs: Runs, approach: int = 2, *, bootstrap: int = 0, seed: int = 0) -> FrontierReport:
@@ -297,7 +307,7 @@ def frontier(runs: Runs, approach: int = 2, *, bootstrap: int = 0, seed: int = 0
 
 def _approach3(table: RunsTable, law: Law, resamples: int, seed: int, compute: Sequence[float] | None,
                asymmetry: float | None, likelihood: bool, holdout: float | None, holdout_by: str,
-               start: float, method: str = "approach3") -> FitReport:
+               start: float, method: str = "approach3", holdout_rule: str = "published") -> FitReport:
     from jaxscale.fitting.approach3 import fit_approach3
     from jaxscale.fitting.bootstrap import bootstrap
     from jaxscale.fitting.vpnls import fit_vpnls
@@ -313,13 +323,22 @@ def _approach3(table: RunsTable, law: Law, resamples: int, seed: int, compute: S
         allocation["D_decades_outside_runs"] = decades_outside(allocation["D"], table.d)
     held = None
     if holdout is not None:
-        from jaxscale.fitting.holdout import holdout_check
-
-        held = holdout_check(table, holdout, by=holdout_by, law=law, asymmetry=asymmetry).summary()
+        held = _holdout(table, holdout, holdout_by, holdout_rule, law=law, asymmetry=asymmetry)
     return FitReport(fit=result, refits=refits, allocation=allocation,
                      likelihood=_likelihood(table, law) if likelihood else None, holdout=held,
                      seconds=time.perf_counter() - start,
                      identifiability=identified(result, None if refits is None else refits.parameter_draws))
+
+
+def _holdout(table: RunsTable, threshold: float, by: str, rule: str, **fit_kwargs: Any) -> dict[str, Any]:
+    """The summary of the holdout at ``threshold`` by ``rule`` (:data:`HOLDOUT_RULES`)."""
+    if rule == "nested":
+        from jaxscale.fitting.nested_extrapolation import nested_holdout
+
+        return nested_holdout(table, threshold, by=by, **fit_kwargs).summary()
+    from jaxscale.fitting.holdout import holdout_check
+
+    return holdout_check(table, threshold, by=by, **fit_kwargs).summary()
 
 
 def identified(fit: FitResult, draws: Draws | None) -> Identifiability:

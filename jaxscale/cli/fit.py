@@ -30,6 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--holdout-threshold", type=o.positive, default=None, metavar="X",
                    help="also fit on runs with N (or C, see --holdout-by) below X and report the error on the rest")
     p.add_argument("--holdout-by", choices=("n", "c"), default="n", help="holdout split variable (default: %(default)s)")
+    p.add_argument("--holdout-rule", choices=("published", "nested"), default="published",
+                   help="the fit that predicts the runs held out: Approach 3 as published, or the rule that nested "
+                        "holdouts inside the fitting runs choose (default: %(default)s)")
     p.add_argument("--compute", type=o.positive, nargs="+", default=None, metavar="C",
                    help="budgets (FLOP) for the compute-optimal allocation (default: the largest in the table)")
     o.add_out(p, "the figures and the bootstrap draws (bootstrap_draws.csv)")
@@ -47,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         result = fit(o.deferred_table(args), args.law, bootstrap=args.bootstrap, seed=args.seed,
                      compute=args.compute, asymmetry=args.asymmetry, likelihood=args.likelihood,
-                     holdout=args.holdout_threshold, holdout_by=args.holdout_by, method=args.method)
+                     holdout=args.holdout_threshold, holdout_by=args.holdout_by, method=args.method,
+                     holdout_rule=args.holdout_rule)
     return o.report(result, args)
 
 
@@ -55,7 +59,8 @@ def _check_frontier_options(args: argparse.Namespace) -> None:
     """Approaches 1 and 2 fit no law: refuse the options of Approach 3 (:func:`jaxscale.frontier`)."""
     extra = [name for name, used in (("compute", args.compute is not None), ("asymmetry", args.asymmetry is not None),
                                       ("likelihood", args.likelihood),
-                                      ("holdout", args.holdout_threshold is not None)) if used]
+                                      ("holdout", args.holdout_threshold is not None),
+                                      ("holdout rule", args.holdout_rule != "published")) if used]
     if extra:
         raise ValueError(f"{', '.join(extra)} apply to approach3 and vpnls, not {args.method}")
 

@@ -14,6 +14,8 @@ rule among them by the nested backtest below, the runs held out unseen
 (:mod:`jaxscale.fitting.extrapolation_rule`), and the errors of Approach 3 as published are
 reported beside the chosen rule's. On Epoch's runs the declared family chose a rule that predicted
 the runs held out worse than Approach 3 (its docstring has the figures), so it is not the default.
+Nor is the second declared rule, :mod:`jaxscale.fitting.nested_extrapolation` (three nested
+holdouts choosing among fits on the total and the non-embedding model size), for the same reason.
 
 For the fit (:func:`holdout_check`) the predictive distribution is the bootstrap's:
 every refit on a resample of the fitting runs predicts every held-out run, and a residual of the
