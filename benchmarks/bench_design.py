@@ -77,9 +77,9 @@ above, at most 0.5 of every baseline's compute at 1.25 W on Epoch's runs and on 
 ``design`` and ``laplace_design`` stay as they were. Run once on the judged tables, reported as
 they come out:
 
-    python benchmarks/bench_design.py --part replay --strategies ensemble_design \
+    PYTHONPATH=. python benchmarks/bench_design.py --part replay --strategies ensemble_design \
         --baselines docs/planning_replay.json
-    python benchmarks/bench_design.py --part simulation --strategies ensemble_design \
+    PYTHONPATH=. python benchmarks/bench_design.py --part simulation --strategies ensemble_design \
         --baselines docs/planning_simulation.json
 
     python benchmarks/bench_design.py [--part replay|simulation|all] [--out DIR] [--json]
