@@ -17,7 +17,8 @@ The strategies (:data:`STRATEGIES`):
   (:mod:`jaxscale.planning.ratio_noise`: the sandwich covariance of the Huber fit of the chosen
   runs with the law's priors, and each remaining run observed with its own noise, larger the
   further its tokens per parameter are from the compute-optimal ratio); where no run's value is
-  finite (a fit with a parameter run off to infinity), the cheapest remaining run;
+  finite and positive (a fit with a parameter run off to infinity, or so far off every run that the
+  per-run scale is undefined), the cheapest remaining run;
 - ``ensemble_design`` (the judged design of ``benchmarks/bench_design.py`` since its rule, not
   among :data:`STRATEGIES`): the remaining run of largest variance reduction per FLOP read off
   bootstrap refits of the chosen runs, Eq. (3) of :mod:`jaxscale.planning.ensemble_belief`, each
@@ -123,10 +124,11 @@ def _at_fit(pool: Pool, chosen: np.ndarray, fit: FitResult) -> tuple[_AtFit, Bel
 
 
 def _best_per_flop(pool: Pool, gain: np.ndarray, allowed: np.ndarray) -> int | None:
-    """The allowed run of largest ``gain`` per FLOP; None where no such value is finite."""
+    """The allowed run of largest ``gain`` per FLOP; None where no such value is finite and
+    positive (e.g. every run's noise is undefined)."""
     with np.errstate(invalid="ignore", over="ignore"):
         value = gain / pool.runs.c
-    usable = allowed & np.isfinite(value)
+    usable = allowed & np.isfinite(value) & (value > 0)
     return int(np.argmax(np.where(usable, value, -np.inf))) if usable.any() else None
 
 
