@@ -255,7 +255,7 @@ def main() -> None:
     parser.add_argument("--random-orders", type=int, default=RANDOM_ORDERS)
     parser.add_argument("--sim-seeds", type=int, nargs="+", default=list(SIM_SEEDS))
     parser.add_argument("--strategies", nargs="+", default=[*STRATEGIES, DESIGN],
-                        choices=(*STRATEGIES, *DESIGNS), help="the strategies to replay (the judged design always)")
+                        choices=tuple(dict.fromkeys((*STRATEGIES, *DESIGNS))), help="the strategies to replay (the judged design always)")
     parser.add_argument("--design", choices=DESIGNS, default=DESIGN,
                         help=f"the design judged against the baselines (default {DESIGN})")
     parser.add_argument("--baselines", help="an earlier run's results.json: the baselines not replayed")
