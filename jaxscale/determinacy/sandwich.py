@@ -73,13 +73,16 @@ def _positive(residuals: np.ndarray, weights: ArrayLike | None) -> np.ndarray:
 def run_scale(residuals: ArrayLike, delta: float, p: int, weights: ArrayLike | None = None) -> float:
     """The scale s of one run's log loss as the sandwich sees it, s^2 = n/(n - p) mean psi(r)^2 /
     E[psi']^2 over the rows of positive weight (for runs of equal leverage the sandwich is
-    s^2 (J^T J)^-1); inf with n <= p."""
+    s^2 (J^T J)^-1); inf with n <= p, or where no residual lies within reach of ``delta``
+    (E[psi'] estimated as 0)."""
     r = np.asarray(residuals, np.float64)
     used = _positive(r, weights)
     n = int(used.sum())
     if n <= p:
         return math.inf
     slope = psi_slope(r[used] * math.sqrt(n / (n - p)), delta)
+    if not slope > 0:  # no residual within reach of delta (a fit run far off): no scale
+        return math.inf
     return math.sqrt(n / (n - p) * np.mean(np.clip(r[used], -delta, delta) ** 2)) / slope
 
 

@@ -4,6 +4,8 @@
   differentiable function of the law's vector;
 - :mod:`~jaxscale.planning.selection`: the expected posterior variance of a target per FLOP, from
   the Laplace belief at the current fit (or the priors), and greedy selection under a budget;
+- :mod:`~jaxscale.planning.ensemble_belief`: the same variance reduction read off bootstrap refits
+  (the belief of the ensemble design);
 - :mod:`~jaxscale.planning.candidates`: grids of candidate runs up to a cost;
 - :mod:`~jaxscale.planning.target_intervals`: bootstrap and Laplace intervals of a target;
 - :mod:`~jaxscale.planning.refits`: cheap refits of a growing subset of a pool of runs;

@@ -17,7 +17,13 @@ The strategies (:data:`STRATEGIES`):
   (:mod:`jaxscale.planning.ratio_noise`: the sandwich covariance of the Huber fit of the chosen
   runs with the law's priors, and each remaining run observed with its own noise, larger the
   further its tokens per parameter are from the compute-optimal ratio); where no run's value is
-  finite (a fit with a parameter run off to infinity), the cheapest remaining run;
+  finite and positive (a fit with a parameter run off to infinity, or so far off every run that the
+  per-run scale is undefined), the cheapest remaining run;
+- ``ensemble_design`` (the judged design of ``benchmarks/bench_design.py`` since its rule, not
+  among :data:`STRATEGIES`): the remaining run of largest variance reduction per FLOP read off
+  bootstrap refits of the chosen runs, Eq. (3) of :mod:`jaxscale.planning.ensemble_belief`, each
+  run observed with the robust design's noise; the robust design's pick where the refits leave
+  no ensemble;
 - ``laplace_design`` (the design before the robust belief, kept for comparison and not among
   :data:`STRATEGIES`): the same under the Laplace belief (the Jacobian of every run of the pool at
   the fit's optimum, the robust scale of the chosen runs' residuals, the law's priors), one noise
@@ -42,6 +48,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -50,7 +57,14 @@ from jaxscale.fitting.approach3 import FitResult
 from jaxscale.determinacy.curvature import prediction_jacobian, robust_sigma
 from jaxscale.planning.target_intervals import Interval, bootstrap_interval
 from jaxscale.planning.refits import Pool, first_fit, pooled_bootstrap, refit
-from jaxscale.planning.selection import laplace_belief, reductions, robust_belief, target_gradient
+from jaxscale.planning.ensemble_belief import TRIM, ensemble_value
+from jaxscale.planning.selection import (
+    Belief,
+    laplace_belief,
+    reductions,
+    robust_belief,
+    target_gradient,
+)
 from jaxscale.planning.targets import Target
 
 STRATEGIES = ("design", "random", "cheapest", "isoflop")
@@ -88,27 +102,76 @@ def random_order(pool: Pool, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).permutation(len(pool.runs))
 
 
+class _AtFit(NamedTuple):
+    """What every design reads at the current fit: the pool's inputs, their prediction Jacobian,
+    log residuals, the chosen runs as weights and the robust design's noise of every run."""
+
+    inputs: tuple[np.ndarray, ...]
+    jacobian: np.ndarray
+    residuals: np.ndarray
+    weights: np.ndarray
+    noise: np.ndarray
+
+
+def _at_fit(pool: Pool, chosen: np.ndarray, fit: FitResult) -> tuple[_AtFit, Belief]:
+    """The quantities of :class:`_AtFit` and the robust belief at ``fit``."""
+    inputs = pool.runs.law_inputs(pool.law.inputs)
+    residuals = np.log(pool.runs.loss) - np.log(fit.predict(*inputs))
+    weights = chosen.astype(np.float64)
+    belief, noise_of = robust_belief(pool.law, fit.vector, fit.params, inputs, residuals, fit.delta, weights)
+    jacobian = prediction_jacobian(pool.law, fit.vector, inputs)
+    return _AtFit(inputs, jacobian, residuals, weights, noise_of(*inputs)), belief
+
+
+def _best_per_flop(pool: Pool, gain: np.ndarray, allowed: np.ndarray) -> int | None:
+    """The allowed run of largest ``gain`` per FLOP; None where no such value is finite and
+    positive (e.g. every run's noise is undefined)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        value = gain / pool.runs.c
+    usable = allowed & np.isfinite(value) & (value > 0)
+    return int(np.argmax(np.where(usable, value, -np.inf))) if usable.any() else None
+
+
+def _cheapest(pool: Pool, allowed: np.ndarray) -> int:
+    return int(np.argmin(np.where(allowed, pool.runs.c, np.inf)))
+
+
 def design_strategy(target: Target, robust: bool = True) -> Strategy:
     """The run of largest expected variance reduction of ``target`` per FLOP (module docstring),
     under the robust belief (``design``) or the Laplace one (``laplace_design``)."""
     def pick(pool: Pool, chosen: np.ndarray, fit: FitResult, allowed: np.ndarray) -> int:
-        inputs = pool.runs.law_inputs(pool.law.inputs)
-        jacobian = prediction_jacobian(pool.law, fit.vector, inputs)
-        residuals = np.log(pool.runs.loss) - np.log(fit.predict(*inputs))
-        if robust:
-            weights = chosen.astype(np.float64)
-            belief, noise_of = robust_belief(pool.law, fit.vector, fit.params, inputs, residuals, fit.delta, weights)
-            noise = noise_of(*inputs)
-        else:
-            belief = laplace_belief(pool.law, fit.vector, jacobian, robust_sigma(residuals, chosen), chosen)
+        at, belief = _at_fit(pool, chosen, fit)
+        noise = at.noise
+        if not robust:
+            belief = laplace_belief(pool.law, fit.vector, at.jacobian, robust_sigma(at.residuals, chosen), chosen)
             noise = belief.sigma
         _, gradient = target_gradient(target, fit.vector)
         with np.errstate(invalid="ignore", over="ignore"):
-            value = reductions(belief.covariance, gradient, jacobian, noise) / pool.runs.c
-        usable = allowed & np.isfinite(value)
-        if not usable.any():
-            return int(np.argmin(np.where(allowed, pool.runs.c, np.inf)))
-        return int(np.argmax(np.where(usable, value, -np.inf)))
+            gain = reductions(belief.covariance, gradient, at.jacobian, noise)
+        best = _best_per_flop(pool, gain, allowed)
+        return _cheapest(pool, allowed) if best is None else best
+    return pick
+
+
+#: Resamples of the ensemble design's own bootstrap, and its seed (not the reported interval's 0).
+ENSEMBLE_RESAMPLES = 100
+ENSEMBLE_SEED = 1
+
+
+def ensemble_design_strategy(target: Target, resamples: int = ENSEMBLE_RESAMPLES, seed: int = ENSEMBLE_SEED,
+                             trim: float = TRIM) -> Strategy:
+    """The run of largest variance reduction of ``target`` per FLOP under the ensemble belief,
+    Eq. (3) of :mod:`jaxscale.planning.ensemble_belief` (module docstring); the robust design's
+    pick where the refits leave no ensemble."""
+    robust = design_strategy(target)
+
+    def pick(pool: Pool, chosen: np.ndarray, fit: FitResult, allowed: np.ndarray) -> int:
+        at, _ = _at_fit(pool, chosen, fit)
+        refits = pooled_bootstrap(pool, chosen, fit, resamples, seed)
+        with np.errstate(invalid="ignore", over="ignore"):
+            gain = ensemble_value(pool.law, target, refits, at.inputs, at.noise, trim)
+        best = None if gain is None else _best_per_flop(pool, gain, allowed)
+        return robust(pool, chosen, fit, allowed) if best is None else best
     return pick
 
 
@@ -116,6 +179,8 @@ def strategy(name: str, pool: Pool, target: Target, seed: int = 0) -> Strategy:
     """The strategy called ``name`` (:data:`STRATEGIES`) on ``pool``; ``seed`` orders ``random``."""
     if name in ("design", "laplace_design"):
         return design_strategy(target, robust=name == "design")
+    if name == "ensemble_design":
+        return ensemble_design_strategy(target)
     orders = {"random": lambda: random_order(pool, seed), "cheapest": lambda: cheapest_order(pool),
               "isoflop": lambda: isoflop_order(pool)}
     if name not in orders:

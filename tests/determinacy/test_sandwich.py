@@ -44,6 +44,12 @@ def test_weights_of_zero_and_too_few_runs():
     assert t_quantile(25) == pytest.approx(2.0595, abs=1e-4) and math.isinf(t_quantile(0))
 
 
+def test_no_residual_within_reach_of_delta_leaves_the_run_scale_undefined():
+    r = 50.0 + 0.01 * np.random.default_rng(3).standard_normal(30)  # a fit run far off every run
+    assert math.isinf(run_scale(r, DELTA, 5))
+    assert math.isfinite(run_scale(r - 50.0, DELTA, 5))
+
+
 def test_the_fit_prints_sandwich_intervals_as_wide_as_the_bootstraps():
     """The Laplace intervals were half the bootstrap's width on such tables (issue 39)."""
     from benchmarks.bench_intervals import table
