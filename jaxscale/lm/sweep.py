@@ -191,10 +191,10 @@ def side_by_side(platform: str) -> tuple[bool, int | None]:
 
     On accelerators: side by side, blocked loss (issue 41: a 0.8M-parameter model cannot fill a
     GPU, and the whole logits cost tens of milliseconds per update there). On a CPU: one run at
-    a time with the whole logits, the step as it was before, because there
-    ``benchmarks/bench_train.py`` measured (2026-11-27, docs/benchmarks.md) the three runs of
-    each ``cpu``-preset model side by side at 1.1-2.0x the CPU time per run-update of one run
-    alone. Either way the runs are the same to rounding (tests/lm/test_train_together.py).
+    a time with the whole logits, because there ``benchmarks/bench_train.py`` measured
+    (2026-11-28, docs/benchmarks.md) the three runs of each ``cpu``-preset model side by side at
+    0.95-1.11x the tokens/s of the one-update step, below one run in compiled calls (1.10-1.37x).
+    Either way the runs are the same to rounding (tests/lm/test_train_together.py).
     """
     if platform == "cpu":
         return False, None
