@@ -434,7 +434,7 @@ def _advance(states: Any, lanes: list[_Lane], count: int, data: TokenBatches, me
     """``count`` updates of every run going on, each on its own batches at its own learning
     rates: one run by :func:`train_updates`, several side by side by
     :func:`train_updates_together`; the runs' losses ``(runs, UPDATES_PER_CALL)``."""
-    batches = np.zeros((UPDATES_PER_CALL, len(lanes), *data.train_batch(0).shape), np.int32)
+    batches = np.zeros((UPDATES_PER_CALL, len(lanes), data.batch_size, data.n_ctx + 1), np.int32)
     lrs = np.zeros((UPDATES_PER_CALL, len(lanes)), np.float32)
     for i, lane in enumerate(lanes):
         lrs[:count, i] = lane.rates[lane.step:lane.step + count]
