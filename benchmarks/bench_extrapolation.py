@@ -15,7 +15,11 @@ rule): 240 runs, the 118 below 10^9 parameters fitted, the 122 at or above predi
    - the law's three terms E, A/N^alpha, B/D^beta of the fit below 10^9 minus those of the fit
      of all runs, averaged over the fitted and over the predicted runs (the split of the loss
      among its terms that the small runs leave to trade-offs);
-   - the embedding's share of the parameters, N_E / N_T, on the fitted and the predicted runs.
+   - the embedding's share of the parameters, N_E / N_T, on the fitted and the predicted runs;
+   - the floor: the MAE on the 122 runs of the law fitted to those 122 runs themselves (no
+     extrapolation at all), by Chinchilla's form and by Kaplan's Eq. 1.5 with a floor
+     (:mod:`jaxscale.laws.kaplan_irreducible`): what no rule of extrapolation from small runs can be
+     expected to beat.
 
 These diagnostics read the runs held out; they explain an error and choose nothing.
 
@@ -38,6 +42,7 @@ from jaxscale.fitting.approach3 import FitResult, fit_approach3
 from jaxscale.fitting.holdout import split
 from jaxscale.fitting.nested_extrapolation import inner_thresholds, nested_holdout, with_nonembedding
 from jaxscale import load_runs
+from jaxscale.laws import kaplan_irreducible
 from jaxscale.tables.table import RunsTable
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "chinchilla_svg_extracted_data.csv"
@@ -47,14 +52,14 @@ RATIO_BINS_TEXT = [f"D/N {lo:g}-{hi:g}" for lo, hi in zip(RATIO_BINS[:-1], RATIO
 
 
 def signed_by_ratio(fit: FitResult, runs: RunsTable) -> dict[str, Any]:
-    """Mean signed error of ``fit`` on ``runs``, overall and in each D/N bin (count, mean)."""
+    """Mean signed and absolute error of ``fit`` on ``runs``, and the signed in each D/N bin (count, mean)."""
     error = fit.predict(runs.n, runs.d) - runs.loss
     ratio = runs.d / runs.n
     bins = {}
     for lo, hi in zip(RATIO_BINS[:-1], RATIO_BINS[1:]):
         inside = (ratio >= lo) & (ratio < hi)
         bins[f"{lo:g}-{hi:g}"] = [int(inside.sum()), float(error[inside].mean()) if inside.any() else None]
-    return {"runs": len(runs), "signed": float(error.mean()), "by_ratio": bins}
+    return {"runs": len(runs), "signed": float(error.mean()), "mae": float(np.abs(error).mean()), "by_ratio": bins}
 
 
 def term_shift(small: FitResult, every: FitResult, runs: RunsTable) -> dict[str, float]:
@@ -76,6 +81,8 @@ def diagnostics(runs: RunsTable) -> dict[str, Any]:
     fit_small, fit_all = fit_approach3(small), fit_approach3(runs)
     out["below_1e9_on_large"] = signed_by_ratio(fit_small, large)
     out["all_runs_on_large"] = signed_by_ratio(fit_all, large)
+    out["large_on_large"] = signed_by_ratio(fit_approach3(large), large)
+    out["large_on_large_kaplan_floor"] = signed_by_ratio(fit_approach3(large, law=kaplan_irreducible.LAW), large)
     out["fitted_by_ratio"] = {k: v[0] for k, v in signed_by_ratio(fit_small, small)["by_ratio"].items()}
     out["term_shift_fitted"] = term_shift(fit_small, fit_all, small)
     out["term_shift_large"] = term_shift(fit_small, fit_all, large)
@@ -109,11 +116,13 @@ def main() -> int:
         print(f"  nested MAE {np.mean(mae):.4f} {[round(m, 4) for m in mae]}  {name}")
     d = out["diagnostics"]
     rows = [(f"below {k} -> up to 1e9", v) for k, v in d["nested"].items()]
-    rows += [("below 1e9 -> the 122 above", d["below_1e9_on_large"]), ("all 240 -> the 122 above", d["all_runs_on_large"])]
-    print("signed error by D/N (runs: mean nats)  " + "  ".join(RATIO_BINS_TEXT))
+    rows += [("below 1e9 -> the 122 above", d["below_1e9_on_large"]), ("all 240 -> the 122 above", d["all_runs_on_large"]),
+             ("the 122 -> themselves", d["large_on_large"]),
+             ("the 122 -> themselves, Kaplan+E", d["large_on_large_kaplan_floor"])]
+    print("MAE, signed error, and signed error by D/N (runs: mean nats)  " + "  ".join(RATIO_BINS_TEXT))
     for name, r in rows:
         cells = "  ".join(f"{n:3d}: {'-' if m is None else f'{m:+.4f}'}" for n, m in r["by_ratio"].values())
-        print(f"  {name:28s} {r['signed']:+.4f}  {cells}")
+        print(f"  {name:32s} {r['mae']:.4f} {r['signed']:+.4f}  {cells}")
     print(f"fitted runs by D/N: {d['fitted_by_ratio']}")
     print(f"terms, fit below 1e9 minus fit of all runs: on the fitted runs {d['term_shift_fitted']}, "
           f"on the large {d['term_shift_large']}")
