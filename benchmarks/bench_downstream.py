@@ -71,6 +71,11 @@ evaluations (15 checkpoints a model, steps 3,000 to 143,000; stage 2 from step 3
 test of the declared recipe on 24 predictions that neither chose it nor judged it before. Its
 goal is the same; it is reported beside the zero-shot figures, not in their place.
 
+Diagnostic beside the declared figures (added 2026-11-28 with the forecast's rule that a
+prediction whose law's own 90% interval spans more than half the way from chance to a perfect
+score is undefined, :func:`jaxscale.accuracy.forecast.undetermined`): how many of the 24 that
+rule leaves undefined, and the mean absolute error of the rest. The 24 are scored as declared.
+
 ``--bayes`` (added after the first run, a diagnostic outside the declared rules): beside each
 prediction, the 90% highest-density predictive interval of the joint posterior of both stages
 (:mod:`jaxscale.inference.downstream_posterior`, 2 chains x 500 draws), and how many of the 24 it
@@ -91,6 +96,7 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 from jaxscale.accuracy.evaluations import read_evaluations
+from jaxscale.accuracy.forecast import undetermined
 from jaxscale.accuracy.ladder import task_ladder
 from jaxscale.accuracy.two_step import fit_two_step, predictive_draws
 from jaxscale.accuracy.verdict import judge
@@ -135,9 +141,12 @@ def predict_split(frame, data, fitted, held, task, resamples):
     two_step = fit_two_step(ladder, resamples=resamples, seed=0)
     if resamples:
         lower, upper = interval(predictive_draws(two_step.draws(n), ladder.n_questions, seed=0), LEVEL)
+        law = interval(two_step.draws(n), LEVEL)
+        undefined = [undetermined(lo, hi, ladder.chance) is not None for lo, hi in zip(*law)]
     else:
         lower = upper = np.full(n.shape, np.nan)
-    return ladder, truth, two_step.predict(n), lower, upper, anchor(ladder, n)
+        undefined = [False] * len(n)
+    return ladder, truth, two_step.predict(n), lower, upper, anchor(ladder, n), undefined
 
 
 def posterior_interval(ladder, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -154,7 +163,7 @@ def run(frame: pd.DataFrame, bayes: bool = False) -> dict:
         for task in TASKS + AT_CHANCE:
             verdicts.append({"data": data, **judge(task_ladder(frame, task, data=data, models=LADDERS[data])).to_dict()})
         for task in TASKS:
-            ladder, truth, point, lower, upper, base = predict_split(frame, data, LADDERS[data], HELD_OUT[data],
+            ladder, truth, point, lower, upper, base, undefined = predict_split(frame, data, LADDERS[data], HELD_OUT[data],
                                                                       task, RESAMPLES)
             fit = fit_two_step(ladder, resamples=0)
             post = posterior_interval(ladder, truth["n_params"].to_numpy(np.float64)) if bayes else None
@@ -170,10 +179,11 @@ def run(frame: pd.DataFrame, bayes: bool = False) -> dict:
                              "stage2_at_measured_loss": float(at_measured[i]),
                              "two_step": float(point[i]), "lower": float(lower[i]), "upper": float(upper[i]),
                              "covered": bool(lower[i] <= value <= upper[i]), "anchor": float(base[i]),
+                             "undefined": bool(undefined[i]),
                              **({} if post is None else {"posterior": [float(post[0][i]), float(post[1][i])],
                                                          "posterior_covered": bool(post[0][i] <= value <= post[1][i])})})
             for name, fitted, held in (("hold out 1B", LADDERS[data][:3], LADDERS[data][3:]),):
-                _, cv_truth, cv_point, _, _, cv_base = predict_split(frame, data, fitted, held, task, 0)
+                _, cv_truth, cv_point, _, _, cv_base, _ = predict_split(frame, data, fitted, held, task, 0)
                 for value, p, b in zip(cv_truth["value"], cv_point, cv_base):
                     cv.append({"split": name, "data": data, "task": task, "two_step": abs(p - value) * 100,
                                "anchor": abs(b - value) * 100})
@@ -194,6 +204,9 @@ def run(frame: pd.DataFrame, bayes: bool = False) -> dict:
     goal = {"mae_points": mae, "mae_goal": 1.5, "below_anchor_both": all(v["two_step_mae"] < v["anchor_mae"] for v in summary.values()),
             "covered": int(table["covered"].sum()), "covered_goal": 20, "n": int(len(table))}
     goal["met"] = bool(mae <= 1.5 and goal["below_anchor_both"] and goal["covered"] >= 20)
+    determined = ~table["undefined"]
+    goal["undefined_diagnostic"] = int(table["undefined"].sum())
+    goal["mae_determined_diagnostic"] = float((table["two_step"] - table["truth"])[determined].abs().mean() * 100)
     if bayes:
         goal["posterior_covered_diagnostic"] = int(table["posterior_covered"].sum())
     return {"predictions": rows, "per_dataset": summary, "goal": goal, "verdicts": verdicts,
@@ -208,13 +221,17 @@ def text(result: dict) -> str:
     lines.append(f"{'data':8s} {'task':15s} {'model':20s} {'truth':>6s} {'2-step':>6s} {'90% interval':>14s} {'anchor':>6s}")
     for r in result["predictions"]:
         lines.append(f"{r['data']:8s} {r['task']:15s} {r['model']:20s} {100 * r['truth']:6.1f} {100 * r['two_step']:6.1f} "
-                     f"[{100 * r['lower']:5.1f}, {100 * r['upper']:5.1f}]{'' if r['covered'] else '*'} {100 * r['anchor']:6.1f}")
+                     f"[{100 * r['lower']:5.1f}, {100 * r['upper']:5.1f}]{'' if r['covered'] else '*'} {100 * r['anchor']:6.1f}"
+                     f"{' U' if r['undefined'] else ''}")
     lines.append("")
     for data, s in result["per_dataset"].items():
         lines.append(f"{data}: MAE two-step {s['two_step_mae']:.2f}, anchor {s['anchor_mae']:.2f}; covered {s['covered']}/{s['n']}")
     g = result["goal"]
     lines.append(f"all: MAE {g['mae_points']:.2f} (goal <= 1.5), below the anchor on both: {g['below_anchor_both']}, "
                  f"covered {g['covered']}/{g['n']} (goal >= 20): goal met: {g['met']}")
+    lines.append(f"diagnostic: {g['undefined_diagnostic']} of the {g['n']} predictions are undefined by the forecast's rule "
+                 f"(jaxscale.accuracy.forecast.undetermined; marked U above); the MAE of the others is "
+                 f"{g['mae_determined_diagnostic']:.2f}")
     if "posterior_covered_diagnostic" in g:
         lines.append(f"diagnostic (--bayes): the joint posterior's 90% predictive intervals cover "
                      f"{g['posterior_covered_diagnostic']}/{g['n']}")

@@ -50,7 +50,7 @@ class DownstreamReport(Result):
         recipes = {}
         for f in self.forecasts:
             recipes[f.ladder.data] = {
-                "predictable": f.verdict.predictable, "reason": f.verdict.reason or None,
+                "predictable": f.verdict.predictable, "reason": f.reason,
                 "prediction": f.prediction, "interval": _pair(f.interval), "predictive": _pair(f.predictive),
                 "ladder": list(f.ladder.models), "chance": f.ladder.chance,
                 "n_questions": f.ladder.n_questions, "verdict": f.verdict.to_dict(),
@@ -94,6 +94,9 @@ class DownstreamReport(Result):
             ladder = f"ladder of {len(r['ladder'])} models"
             if not r["predictable"]:
                 lines.append(f"  {data}: not predictable from this ladder ({ladder}): {r['reason']}")
+                continue
+            if r["prediction"] is None:
+                lines.append(f"  {data}: {r['reason']} ({ladder})")
                 continue
             lo, hi = r["predictive"]
             ilo, ihi = r["interval"]

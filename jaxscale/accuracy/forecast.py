@@ -10,6 +10,15 @@ finished runs at several D, which a ladder of one D cannot give: it is refused t
 reason. Intervals: :data:`LEVEL` of the bootstrap draws through every stage (``interval``) and
 of the same plus the target evaluation's binomial noise (``predictive``: where a measurement of
 the target should fall).
+
+**A prediction the ladder does not determine is undefined**, not a number: where the law's own
+interval spans more than :data:`MAX_SHARE` of the way from the task's chance level to a perfect
+score, the draws cannot say whether the target scores nearer chance or nearer perfect, and the
+point between them is the fit's accident (a sigmoid whose onset the ladder has not reached, run
+to its ceiling). The forecast then carries the reason (``undefined``), its fit and its draws, and
+no prediction. Found on Pythia's five-shot ARC-Challenge (``benchmarks/bench_downstream.py --shots
+5``), where the two-step form "predicted" 94-100% with an interval of 23-100% for models that score
+28-33%.
 """
 
 from __future__ import annotations
@@ -36,13 +45,17 @@ MULTIPLIER_LEVEL = 0.95
 #: Share of paired draws that must define the multiplier for its interval to be bounded (as
 #: :mod:`jaxscale.planning.target_intervals` rules for a target's interval).
 MIN_DEFINED = 0.95
+#: The largest share of the range from chance to a perfect score that the law's own interval may
+#: span for its prediction to be determined (module docstring).
+MAX_SHARE = 0.5
 
 
 @dataclass(frozen=True)
 class Forecast:
     """One task on one recipe's ladder at ``target`` = (N, D). ``prediction`` is None where the
-    verdict says the task is not predictable (``verdict.reason``); ``draws`` the accuracy per
-    bootstrap draw through every stage ([S], NaN where a refit failed)."""
+    verdict says the task is not predictable (``verdict.reason``) or where the ladder does not
+    determine it (``undefined`` says why; the fit, ``interval`` and ``draws`` are kept); ``draws``
+    the accuracy per bootstrap draw through every stage ([S], NaN where a refit failed)."""
 
     ladder: TaskLadder
     verdict: Verdict
@@ -53,6 +66,12 @@ class Forecast:
     interval: tuple[float, float] | None
     predictive: tuple[float, float] | None
     draws: np.ndarray | None
+    undefined: str | None = None
+
+    @property
+    def reason(self) -> str | None:
+        """Why there is no prediction (the verdict's, or why the ladder does not determine it); None if there is one."""
+        return (self.verdict.reason or None) if not self.verdict.predictable else self.undefined
 
     def curve(self, n: np.ndarray, draws: bool = False) -> np.ndarray:
         """The fitted accuracy at sizes ``n`` at the target's D (draws: [S, len(n)])."""
@@ -69,6 +88,17 @@ def _check_target(ladder: TaskLadder, target: tuple[float, float]) -> None:
     if n <= ladder.final_n.max():
         raise ValueError(f"--target N={n:.3g} is inside the ladder (its largest model has N={ladder.final_n.max():.3g}); "
                          f"a prediction is for a model beyond it")
+
+
+def undetermined(lower: float, upper: float, chance: float) -> str | None:
+    """Why a prediction whose law's own interval is ``lower``..``upper`` is undefined (it spans more
+    than :data:`MAX_SHARE` of the range from ``chance`` to 1, or is not finite), else None."""
+    share = (upper - lower) / (1.0 - chance)
+    if np.isfinite(share) and share <= MAX_SHARE:
+        return None
+    shown = f"{100 * lower:.1f}% to {100 * upper:.1f}%" if np.isfinite(share) else "not finite"
+    return (f"undefined: the ladder does not determine it (the law's {LEVEL:.0%} interval, {shown}, spans more than "
+            f"{MAX_SHARE:.0%} of the way from chance, {100 * chance:.0f}%, to a perfect score)")
 
 
 def forecast(frame: pd.DataFrame, task: str, target: tuple[float, float], *, form: str = "two-step",
@@ -108,10 +138,12 @@ def forecast(frame: pd.DataFrame, task: str, target: tuple[float, float], *, for
                                chance=ladder.chance, resamples=resamples, seed=seed)
         c = np.array([6.0 * n * d])
         point, draws = float(fit.predict(c)[0]), fit.predict(c, draws=True)[:, 0]
-    lower, upper = interval(draws, LEVEL)
+    lower, upper = (float(v) for v in interval(draws, LEVEL))
+    why = undetermined(lower, upper, ladder.chance)
+    if why is not None:
+        return Forecast(ladder, verdict, form, target, fit, None, (lower, upper), None, draws, why)
     p_lower, p_upper = interval(predictive_draws(draws, ladder.n_questions, seed=seed), LEVEL)
-    return Forecast(ladder, verdict, form, target, fit, point, (float(lower), float(upper)),
-                    (float(p_lower), float(p_upper)), draws)
+    return Forecast(ladder, verdict, form, target, fit, point, (lower, upper), (float(p_lower), float(p_upper)), draws)
 
 
 def _params(fit: weighted_fit.WeightedFit, size: int | None) -> tuple[np.ndarray, ...]:
@@ -143,7 +175,8 @@ def multiplier(baseline: Forecast, other: Forecast) -> dict:
     for f in (baseline, other):
         if f.prediction is None:
             return {"k": None, "lower": None, "upper": None, "defined_fraction": 0.0,
-                    "undefined": f"{f.ladder.data}: not predictable from this ladder"}
+                    "undefined": f"{f.ladder.data}: " + ("not predictable from this ladder" if not f.verdict.predictable
+                                                         else "the ladder does not determine its accuracy")}
     if baseline.form == "direct-nd":
         return {"k": None, "lower": None, "upper": None, "defined_fraction": 0.0,
                 "undefined": "no inverse in compute across ratios"}

@@ -28,7 +28,8 @@ def accuracy_figure(forecasts: Sequence[Forecast]) -> Figure:
         colour = f"C{i}"
         ladder = f.ladder
         se = ladder.final_se if ladder.final_se is not None else np.zeros_like(ladder.final_acc)
-        label = ladder.data if f.prediction is not None else f"{ladder.data}: not predictable"
+        label = (ladder.data if f.prediction is not None else f"{ladder.data}: not predictable"
+                 if not f.verdict.predictable else f"{ladder.data}: undefined at the target")
         ax.errorbar(ladder.compute, ladder.final_acc, yerr=se, fmt="o", color=colour, label=label, markersize=4)
         if f.prediction is None:
             continue

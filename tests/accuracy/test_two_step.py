@@ -79,3 +79,15 @@ def test_the_joint_posterior_of_both_stages_holds_the_truth():
                            intermediate=sl.INTERMEDIATE, bootstrap=50, bayes=True, chains=1, samples=300)
     lower, upper = result.to_dict()["recipes"]["synthetic"]["posterior"]["interval"]
     assert lower <= ladder.truth[2.8e9] <= upper
+
+
+@pytest.mark.parametrize("lower, upper, chance, defined", [
+    (0.60, 0.66, 0.25, True), (0.30, 0.67, 0.25, True), (0.234, 1.0, 0.25, False), (0.2, 0.8, 0.0, False),
+    (0.5, float("nan"), 0.5, False)])
+def test_an_interval_over_half_the_range_from_chance_leaves_the_prediction_undefined(lower, upper, chance, defined):
+    from jaxscale.accuracy.forecast import undetermined
+
+    why = undetermined(lower, upper, chance)
+    assert (why is None) == defined
+    if not defined:
+        assert why.startswith("undefined: the ladder does not determine it")
