@@ -21,6 +21,9 @@ from jaxscale.tables.table import RunsTable
 from jaxscale.support.significant import format_or_undefined as _shown
 
 
+_BELIEF_NAMES = {"prior": "prior", "robust": "sandwich", "ensemble": "bootstrap ensemble"}
+
+
 @dataclass(frozen=True, repr=False)
 class DesignReport(Result):
     """The runs to train next, in order, and what each is expected to do to the target.
@@ -60,7 +63,7 @@ class DesignReport(Result):
                            "interval95_after": [lo, hi]})
         lo, hi = self._interval(plan.variance)
         return {
-            "law": plan.law.name, "target": plan.target.name, "criterion": plan.criterion,
+            "law": plan.law.name, "target": plan.target.name, "criterion": plan.criterion, "belief": plan.kind,
             "from": "priors" if self.fit is None else f"Approach-3 fit of {self.fit.n_points} runs",
             "estimate": plan.estimate, "sd_now": math.sqrt(plan.variance) if plan.variance >= 0 else None,
             "interval95_now": [lo, hi], "sigma": plan.belief.sigma, "budget": plan.budget, "spent": plan.spent,
@@ -95,7 +98,7 @@ class DesignReport(Result):
     def _text(self, numbers: dict[str, Any]) -> list[str]:
         lo, hi = numbers["interval95_now"]
         lines = [f"{numbers['law']} law, from {numbers['from']}: {numbers['target']} = "
-                 f"{_shown(numbers['estimate'], '.4g')} (95% {'prior' if numbers['from'] == 'priors' else 'sandwich'} "
+                 f"{_shown(numbers['estimate'], '.4g')} (95% {_BELIEF_NAMES[numbers['belief']]} "
                  f"{_shown(lo, '.4g')} to {_shown(hi, '.4g')}); noise sigma = {numbers['sigma']:.3g}"]
         if numbers["criterion"] != "variance":
             lines.append("  the target is undefined at this fit: runs chosen by the information they add (D-optimality)")
@@ -111,7 +114,8 @@ class DesignReport(Result):
 
 def design(runs: Runs | None = None, *, target: str = "N*:1e24", budget: float, law: str | Law = "chinchilla",
            candidates: tuple[ArrayLike, ArrayLike] | None = None, max_cost: float | None = None,
-           min_cost: float | None = None, max_runs: int | None = None, noise: float | None = None) -> DesignReport:
+           min_cost: float | None = None, max_runs: int | None = None, noise: float | None = None,
+           belief: str = "robust") -> DesignReport:
     """Propose the next runs that shrink a target's uncertainty most per FLOP.
 
     The runs so far are fitted by Approach 3; the robust belief at that fit (the sandwich covariance
@@ -136,6 +140,10 @@ def design(runs: Runs | None = None, *, target: str = "N*:1e24", budget: float, 
         max_runs: stop after this many runs.
         noise: the residual scale of log loss of a new run near the compute-optimal ratio, scaled
             up away from it (default: the sandwich's per-run scale at the fit, or 1% without runs).
+        belief: ``"robust"``, or ``"ensemble"``: the plan reads what each run would remove off the
+            spread of 100 bootstrap refits of the fit (the target and each candidate's predicted
+            loss; :mod:`jaxscale.planning.ensemble_belief`) instead of the sandwich covariance at
+            one point; needs ``runs``.
 
     Returns:
         A :class:`DesignReport`.
@@ -157,5 +165,5 @@ def design(runs: Runs | None = None, *, target: str = "N*:1e24", budget: float, 
     fit = None if table is None else fit_approach3(table, law=law)
     if fit is not None:
         fit.check_settled("plan from")
-    plan = plan_runs(law, goal, n, d, budget, fit=fit, sigma=noise, max_runs=max_runs)
+    plan = plan_runs(law, goal, n, d, budget, fit=fit, sigma=noise, max_runs=max_runs, belief=belief)
     return DesignReport(plan, fit, table, time.perf_counter() - start)

@@ -36,6 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--noise", type=o.positive, default=None, metavar="SIGMA",
                    help="residual scale of log loss of a new run near the optimal ratio (default: the sandwich's at the fit; "
                         "0.01 without RUNS)")
+    p.add_argument("--belief", choices=("robust", "ensemble"), default="robust",
+                   help="robust: the sandwich covariance at the fit (default); ensemble: the spread of 100 bootstrap "
+                        "refits of the fit, of the target and of each candidate's predicted loss (needs RUNS)")
     o.add_law(p, what="the law of N and D the runs are fitted with")
     o.add_out(p, "the figure (design_candidates.png: the candidates coloured by value per FLOP, the chosen numbered)")
     o.add_json(p)
@@ -61,6 +64,6 @@ def run(args: argparse.Namespace) -> int:
     candidates = None if args.candidates is None else _candidates(args.candidates)
     result = design(None if args.runs is None else o.deferred_table(args), target=args.target, budget=args.budget,
                     law=args.law, candidates=candidates, max_cost=args.max_cost, min_cost=args.min_cost,
-                    max_runs=args.max_runs, noise=args.noise)
+                    max_runs=args.max_runs, noise=args.noise, belief=args.belief)
     return o.report(result, args)
 

@@ -25,12 +25,20 @@ Jacobian (the gain of the ensemble Kalman filter, Evensen 1994), so where the la
 theta it is Eq. (1) with Sigma the bootstrap's covariance. s_x is the robust design's noise of a
 run at x (the sandwich's per-run scale, larger far from the compute-optimal ratio).
 
+**A plan ahead of the runs** (``jaxscale design --belief ensemble``, :func:`ensemble_covariance`):
+without the new runs' losses there is nothing to refit, so the ensemble is read once, at the fit
+of the runs so far, as the covariance S of z = (q, f(x_1), ..., f(x_k)) over the winsorised
+refits, and each chosen run updates S by the Kalman formula, Eq. (2) of
+:mod:`jaxscale.planning.selection` with the target's gradient e_0 and candidate i's Jacobian e_i
+(under which Eq. (1) there is Eq. (3) here). The replay's design refits after every run it buys;
+this plan is its first step, carried forward linearly.
+
 DECLARED RULES (the design ``ensemble_design`` of :mod:`jaxscale.planning.replay`; chosen on
 development tables only and committed before it ran on Epoch AI's runs or on the benchmark's
 simulated seeds 0-2, which had judged the designs before it):
 
-- Ensemble: :data:`~jaxscale.planning.replay.ENSEMBLE_RESAMPLES` = 100 resamples of the chosen
-  runs, seed :data:`~jaxscale.planning.replay.ENSEMBLE_SEED` = 1 at every step, refitted as the
+- Ensemble: :data:`RESAMPLES` = 100 resamples of the chosen
+  runs, seed :data:`SEED` = 1 at every step, refitted as the
   replay's bootstrap is; the converged refits whose predictions are all finite are the ensemble.
 - Winsorising: each quantity over the refits (q, and f at each candidate) is clipped to its
   :data:`TRIM` = 0.05 and 0.95 quantiles before the moments of Eq. (3) are taken, so that a few
@@ -68,6 +76,9 @@ from jaxscale.laws.law import Law
 from jaxscale.planning.target_intervals import MAX_UNDEFINED, target_values
 from jaxscale.planning.targets import Target
 
+#: Resamples of the ensemble's own bootstrap, and its seed (not the reported interval's 0).
+RESAMPLES = 100
+SEED = 1
 #: The quantile at which each quantity over the refits is winsorised, on both sides.
 TRIM = 0.05
 #: Converged refits the ensemble needs; fewer: no ensemble belief.
@@ -126,3 +137,26 @@ def ensemble_value(law: Law, target: Target, refits: BootstrapResult, inputs: tu
     if (~undefined).sum() < MIN_DRAWS:
         return None
     return ensemble_reductions(q[~undefined], f[~undefined], noise, trim)
+
+
+def ensemble_covariance(law: Law, target: Target, refits: BootstrapResult, inputs: tuple[np.ndarray, ...],
+                        trim: float = TRIM) -> np.ndarray | None:
+    """(k+1, k+1) covariance over the winsorised refits of z = (q, f(x_1), ..., f(x_k)), q the
+    target on its design scale and f the log loss each refit predicts at the k candidates of
+    ``inputs`` (module docstring: a plan ahead of the runs).
+
+    Returns:
+        The covariance; None with fewer than :data:`MIN_DRAWS` converged refits whose predictions
+        are all finite, or where more than
+        :data:`~jaxscale.planning.target_intervals.MAX_UNDEFINED` of those leave the target
+        undefined (the ensemble then has no spread of q to read).
+    """
+    q = target_values(target, refits.vectors)
+    f = refit_predictions(law, refits, inputs)
+    usable = np.asarray(refits.converged, bool) & np.all(np.isfinite(f), axis=1)
+    if usable.sum() < MIN_DRAWS or np.mean(~np.isfinite(q[usable])) > MAX_UNDEFINED:
+        return None
+    defined = usable & np.isfinite(q)
+    if defined.sum() < MIN_DRAWS:
+        return None
+    return np.cov(winsorised(np.column_stack([q[defined], f[defined]]), trim), rowvar=False)

@@ -57,7 +57,7 @@ from jaxscale.fitting.approach3 import FitResult
 from jaxscale.determinacy.curvature import prediction_jacobian, robust_sigma
 from jaxscale.planning.target_intervals import Interval, bootstrap_interval
 from jaxscale.planning.refits import Pool, first_fit, pooled_bootstrap, refit
-from jaxscale.planning.ensemble_belief import TRIM, ensemble_value
+from jaxscale.planning.ensemble_belief import RESAMPLES, SEED, TRIM, ensemble_value
 from jaxscale.planning.selection import (
     Belief,
     laplace_belief,
@@ -153,12 +153,7 @@ def design_strategy(target: Target, robust: bool = True) -> Strategy:
     return pick
 
 
-#: Resamples of the ensemble design's own bootstrap, and its seed (not the reported interval's 0).
-ENSEMBLE_RESAMPLES = 100
-ENSEMBLE_SEED = 1
-
-
-def ensemble_design_strategy(target: Target, resamples: int = ENSEMBLE_RESAMPLES, seed: int = ENSEMBLE_SEED,
+def ensemble_design_strategy(target: Target, resamples: int = RESAMPLES, seed: int = SEED,
                              trim: float = TRIM) -> Strategy:
     """The run of largest variance reduction of ``target`` per FLOP under the ensemble belief,
     Eq. (3) of :mod:`jaxscale.planning.ensemble_belief` (module docstring); the robust design's

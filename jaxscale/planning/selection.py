@@ -33,6 +33,7 @@ says so.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import partial
 from typing import Callable, NamedTuple
@@ -49,7 +50,10 @@ from jaxscale.fitting.approach3 import FitResult
 from jaxscale.determinacy.curvature import curvature, information, laplace_covariance, prediction_jacobian
 from jaxscale.inference.law_model import coordinate_priors
 from jaxscale.laws.law import Law
+from jaxscale.fitting.bootstrap import bootstrap
+from jaxscale.planning.ensemble_belief import RESAMPLES, SEED, ensemble_covariance
 from jaxscale.planning.ratio_noise import ratio_distance, robust_covariance, run_noise
+from jaxscale.planning.target_intervals import Interval, gaussian_interval
 from jaxscale.planning.targets import Target
 from jaxscale.determinacy.sandwich import run_scale
 
@@ -57,6 +61,8 @@ from jaxscale.determinacy.sandwich import run_scale
 #: loss, twice the robust scale (:mod:`jaxscale.determinacy.curvature`) of the residuals of Epoch AI's
 #: 240 Chinchilla runs at their fit (0.48%).
 NOISE = 0.01
+#: The beliefs a plan from a fit may start from (:func:`plan_runs`).
+BELIEFS = ("robust", "ensemble")
 
 
 class Belief(NamedTuple):
@@ -126,6 +132,14 @@ def robust_belief(law: Law, vector: ArrayLike, params: NamedTuple, inputs: tuple
         return run_noise(law.n_params, fitted_t, residuals, base, t, weights)
 
     return Belief(np.asarray(vector, np.float64), covariance, base), noise
+
+
+def laplace_interval(belief: Belief, target: Target, level: float = 0.9) -> Interval:
+    """estimate +- z sd on the target's design scale under ``belief``, sd = sqrt(g^T Sigma g) by
+    the delta method (:func:`jaxscale.planning.target_intervals.gaussian_interval`)."""
+    scale, gradient = target_gradient(target, belief.vector)
+    variance = float(gradient @ belief.covariance @ gradient)
+    return gaussian_interval(scale, math.sqrt(variance) if variance >= 0 else math.nan, level, target.log)
 
 
 def reductions(covariance: np.ndarray, gradient: np.ndarray, jacobians: np.ndarray,
@@ -212,6 +226,9 @@ class Plan:
         noise: [k] the noise scale of log loss each candidate is observed with (the robust belief
             at a fit prices runs far from the compute-optimal ratio higher:
             :mod:`jaxscale.planning.ratio_noise`).
+        kind: the belief planned from: ``"prior"``, ``"robust"`` (the sandwich at the fit) or
+            ``"ensemble"`` (the bootstrap's refits, :mod:`jaxscale.planning.ensemble_belief`; its
+            covariance is then over the target and the candidates' log loss, not the law's vector).
     """
 
     law: Law
@@ -227,6 +244,7 @@ class Plan:
     budget: float
     criterion: str
     noise: np.ndarray | None = None
+    kind: str = "robust"
 
     @property
     def spent(self) -> float:
@@ -255,9 +273,24 @@ def check_candidates(n: ArrayLike, d: ArrayLike) -> tuple[np.ndarray, np.ndarray
     return n, d
 
 
+def _ensemble(law: Law, target: Target, fit: FitResult, n: np.ndarray, d: np.ndarray,
+              robust: Belief) -> tuple[Belief, np.ndarray, np.ndarray]:
+    """The ensemble belief at ``fit`` over the target and the candidates' log loss, with the
+    target's gradient e_0 and the candidates' Jacobians e_1..e_k in that space
+    (:mod:`jaxscale.planning.ensemble_belief`: a plan ahead of the runs)."""
+    refits = bootstrap(fit, RESAMPLES, SEED)
+    with np.errstate(invalid="ignore", over="ignore"):
+        covariance = ensemble_covariance(law, target, refits, (n, d))
+    if covariance is None:
+        raise ValueError(f"belief 'ensemble': the bootstrap's {RESAMPLES} refits leave {target.name} undefined too "
+                         "often (or too few converge) to read its spread; plan with the robust belief")
+    basis = np.eye(len(n) + 1)
+    return Belief(np.asarray(fit.vector, np.float64), covariance, robust.sigma), basis[0], basis[1:]
+
+
 @float64
 def plan_runs(law: Law, target: Target, n: ArrayLike, d: ArrayLike, budget: float, *, fit: FitResult | None = None,
-              sigma: float | None = None, max_runs: int | None = None) -> Plan:
+              sigma: float | None = None, max_runs: int | None = None, belief: str = "robust") -> Plan:
     """Propose the next runs among candidates (``n``, ``d``) that shrink ``target``'s variance
     most per FLOP, greedily, within ``budget`` FLOP (module docstring).
 
@@ -270,10 +303,20 @@ def plan_runs(law: Law, target: Target, n: ArrayLike, d: ArrayLike, budget: floa
             its robust belief (:func:`~jaxscale.planning.selection.robust_belief`); None: from the law's priors.
         sigma: the per-run scale of log loss; default the sandwich's at the fit, or :data:`NOISE`.
         max_runs: stop after this many runs (default: when the budget is spent).
+        belief: ``"robust"`` (the sandwich covariance at the fit) or ``"ensemble"`` (the
+            covariance over :data:`~jaxscale.planning.ensemble_belief.RESAMPLES` bootstrap refits
+            of the fit of the target and of every candidate's log loss; needs ``fit``). Each
+            candidate's noise is the robust belief's in both.
 
     Returns:
         The :class:`Plan`.
     """
+    belief_name = belief
+    if belief_name not in BELIEFS:
+        raise ValueError(f"belief {belief_name!r} is not one of {', '.join(BELIEFS)}")
+    if belief_name == "ensemble" and fit is None:
+        raise ValueError("belief 'ensemble' reads the bootstrap of a fit of runs; without runs the plan starts "
+                         "from the law's priors (belief 'robust')")
     n, d = check_candidates(n, d)
     check_positive("budget", budget)
     if max_runs is not None and max_runs < 1:
@@ -290,6 +333,8 @@ def plan_runs(law: Law, target: Target, n: ArrayLike, d: ArrayLike, budget: floa
         noise = np.full(len(n), belief.sigma)
     scale, gradient = target_gradient(target, belief.vector)
     jacobians = prediction_jacobian(law, belief.vector, (n, d))
+    if belief_name == "ensemble" and np.all(np.isfinite(gradient)) and np.isfinite(scale):
+        belief, gradient, jacobians = _ensemble(law, target, fit, n, d, belief)
     cost = 6.0 * n * d
     defined = bool(np.all(np.isfinite(gradient)) and np.isfinite(scale))
     if not defined:
@@ -299,4 +344,5 @@ def plan_runs(law: Law, target: Target, n: ArrayLike, d: ArrayLike, budget: floa
                 estimate=float(target.value(scale)) if defined else float("nan"), variance=variance,
                 n=n, d=d, cost=cost, value=reductions(belief.covariance, gradient, jacobians, noise) / cost,
                 choices=tuple(greedy(belief, gradient, jacobians, cost, budget, max_runs, noise)), budget=float(budget),
-                criterion="variance" if defined else "information", noise=noise)
+                criterion="variance" if defined else "information", noise=noise,
+                kind="prior" if fit is None else belief_name)

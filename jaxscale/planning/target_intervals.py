@@ -6,8 +6,9 @@
   percentiles over the converged refits where the target is defined. If more than
   :data:`MAX_UNDEFINED` of them leave it undefined (e.g. an exponent <= 0: no N*), the runs do not
   determine it and the interval is unbounded (-inf, inf), never a number.
-- :func:`laplace_interval`: estimate +- z sd under a Gaussian belief (:mod:`jaxscale.planning.selection`),
-  sd from the delta method: what the design itself believes, cheap enough for every step.
+- :func:`gaussian_interval`: estimate +- z sd, what a Gaussian belief implies
+  (:func:`jaxscale.planning.selection.laplace_interval`: the sd from the delta method, what the
+  design itself believes, cheap enough for every step).
 
 Both are on the target's own scale (N*, D*, L: the quantity, its log Gaussian; a: as it is), and
 :attr:`Interval.width` is in decades for a log target (log10 upper/lower), else upper - lower.
@@ -27,7 +28,6 @@ from scipy.stats import norm
 
 from jaxscale.core.numerics import float64
 from jaxscale.fitting.bootstrap import BootstrapResult
-from jaxscale.planning.selection import Belief, target_gradient
 from jaxscale.planning.targets import Target
 
 #: Above this fraction of converged refits with the target undefined, the interval is unbounded.
@@ -96,9 +96,3 @@ def gaussian_interval(scale: float, sd: float, level: float, log: bool) -> Inter
     value = math.exp if log else (lambda x: x)
     return Interval(value(scale), value(scale - half), value(scale + half), level, log)
 
-
-def laplace_interval(belief: Belief, target: Target, level: float = 0.9) -> Interval:
-    """estimate +- z sd on the design scale under ``belief`` (module docstring)."""
-    scale, gradient = target_gradient(target, belief.vector)
-    variance = float(gradient @ belief.covariance @ gradient)
-    return gaussian_interval(scale, math.sqrt(variance) if variance >= 0 else math.nan, level, target.log)

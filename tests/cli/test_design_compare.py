@@ -40,7 +40,7 @@ def test_design_json_and_figure(tmp_path, capsys, runs_csv):
                              "--max-cost", "1e21", "--min-cost", "1e19", "--out", tmp_path / "o", "--json")
     assert code == 0, err
     numbers = json.loads(out)
-    assert numbers["target"] == "N*(1e+23)" and numbers["criterion"] == "variance"
+    assert numbers["target"] == "N*(1e+23)" and numbers["criterion"] == "variance" and numbers["belief"] == "robust"
     assert 0 < numbers["spent"] <= 3e21 and len(numbers["runs"]) >= 1
     first = numbers["runs"][0]
     assert first["C"] == pytest.approx(6 * first["N"] * first["D"]) and first["C"] <= 1e21 * (1 + 1e-9)
@@ -48,6 +48,13 @@ def test_design_json_and_figure(tmp_path, capsys, runs_csv):
     after = numbers["runs"][-1]["interval95_after"]
     assert lo < numbers["estimate"] < hi and after[1] - after[0] < hi - lo
     assert (tmp_path / "o" / "design_candidates.png").is_file()
+
+
+def test_design_from_the_bootstrap_ensemble(capsys, runs_csv):
+    code, out, err = run_cli(capsys, "design", runs_csv, "--target", "N*:1e23", "--budget", "3e21",
+                             "--max-cost", "1e21", "--min-cost", "1e19", "--belief", "ensemble", "--max-runs", "3")
+    assert code == 0, err
+    assert "(95% bootstrap ensemble " in out and "3 runs of" in out
 
 
 def test_a_plan_from_runs_proposes_no_run_below_their_smallest_size(runs_csv):
@@ -76,6 +83,7 @@ def test_design_from_the_priors_with_a_users_candidates(tmp_path, capsys):
     (["--budget", "1e21", "--max-runs", "0"], "argument --max-runs: must be an integer >= 1"),
     (["--budget", "1e21", "--max-cost", "1e20", "--min-cost", "1e21"], "--min-cost 1e+21 must be below --max-cost"),
     (["--budget", "1e21", "--candidates", "c.csv", "--max-cost", "1e20"], "not with --candidates"),
+    (["--budget", "1e21", "--belief", "ensemble"], "belief 'ensemble' reads the bootstrap of a fit of runs"),
 ])
 def test_design_refuses_bad_options(capsys, options, message):
     code, _, err = run_cli(capsys, "design", *options)

@@ -79,3 +79,38 @@ def test_the_ensemble_design_picks_a_run_not_chosen():
     fit = first_fit(pool, chosen)
     index = strategy("ensemble_design", pool, n_star(pool.law, 1e22))(pool, chosen, fit, ~chosen)
     assert not chosen[index]
+
+
+def test_a_plan_from_the_ensemble_reads_eq_3_and_narrows_the_bootstraps_spread():
+    """The plan ahead of the runs: its first gains are Eq. (3) of the same refits (the moments,
+    computed apart), its variance now is the winsorised spread of the target over them, and each
+    chosen run lowers it."""
+    from jaxscale.fitting.approach3 import fit_approach3
+    from jaxscale.fitting.bootstrap import bootstrap
+    from jaxscale.planning.ensemble_belief import RESAMPLES, SEED, TRIM
+    from jaxscale.planning.selection import plan_runs
+    from jaxscale.planning.target_intervals import target_values
+
+    fit = fit_approach3(small_pool(seed=4).runs)
+    target = n_star(ch.LAW, 1e22)
+    n, d = np.geomspace(1e8, 1e9, 5), np.geomspace(2e9, 2e10, 5)[::-1]
+    plan = plan_runs(ch.LAW, target, n, d, 1e20, fit=fit, belief="ensemble")
+    refits = bootstrap(fit, RESAMPLES, SEED)
+    q, f = target_values(target, refits.vectors), refit_predictions(ch.LAW, refits, (n, d))
+    kept = np.asarray(refits.converged) & np.isfinite(q) & np.all(np.isfinite(f), axis=1)
+    np.testing.assert_allclose(plan.value * plan.cost, ensemble_reductions(q[kept], f[kept], plan.noise), rtol=1e-9)
+    assert plan.variance == pytest.approx(np.var(winsorised(q[kept], TRIM), ddof=1), rel=1e-9)
+    left = [plan.variance] + [c.variance for c in plan.choices]
+    assert plan.kind == "ensemble" and len(plan.choices) >= 1 and np.all(np.diff(left) < 0)
+    robust = plan_runs(ch.LAW, target, n, d, 1e20, fit=fit)
+    assert robust.kind == "robust" and robust.variance != pytest.approx(plan.variance, rel=1e-3)
+
+
+def test_the_ensemble_needs_runs_and_a_known_belief():
+    target = n_star(ch.LAW, 1e22)
+    from jaxscale.planning.selection import plan_runs
+
+    with pytest.raises(ValueError, match="belief 'ensemble' reads the bootstrap of a fit"):
+        plan_runs(ch.LAW, target, [1e8], [2e9], 1e20, belief="ensemble")
+    with pytest.raises(ValueError, match="belief 'laplace' is not one of robust, ensemble"):
+        plan_runs(ch.LAW, target, [1e8], [2e9], 1e20, belief="laplace")

@@ -11,10 +11,11 @@ import pytest
 from jaxscale.fitting.approach3 import fit_approach3
 from jaxscale.determinacy.curvature import prediction_jacobian
 from jaxscale.laws import chinchilla as ch
-from jaxscale.planning.target_intervals import gaussian_interval, laplace_interval
+from jaxscale.planning.target_intervals import gaussian_interval
 from jaxscale.planning.selection import (
     Belief,
     greedy,
+    laplace_interval,
     plan_runs,
     prior_belief,
     reductions,
