@@ -269,8 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        raw = pd.read_csv(DATA)
-        result = run(read_evaluations(raw[raw["shots"] == args.shots].drop(columns="shots")), bayes=args.bayes)
+        result = run(read_evaluations(DATA, shots=args.shots), bayes=args.bayes)
     result["shots"] = args.shots
     result["seconds"] = time.perf_counter() - started
     print(json.dumps(result, indent=1) if args.json else text(result))

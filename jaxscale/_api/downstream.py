@@ -123,7 +123,7 @@ def downstream(evaluations: str | Path | pd.DataFrame, task: str, *, target: tup
                metric: str = "acc", form: str = "two-step", data: str | Sequence[str] | None = None,
                baseline: str | None = None, chance: float | None = None, intermediate: str = INTERMEDIATE,
                max_n: float | None = None, bootstrap: int = RESAMPLES, seed: int = 0, bayes: bool = False,
-               chains: int = 2, samples: int = 500) -> DownstreamReport:
+               chains: int = 2, samples: int = 500, shots: int = 0) -> DownstreamReport:
     """A task's accuracy at ``target`` = (N, D) from a ladder's evaluations.
 
     Args:
@@ -144,6 +144,7 @@ def downstream(evaluations: str | Path | pd.DataFrame, task: str, *, target: tup
         bootstrap, seed: the bootstrap's resamples (both stages) and seed.
         bayes: also sample the joint posterior of both stages by NUTS (two-step form only), with
             ``chains`` chains of ``samples`` draws after as many warmup steps.
+        shots: of a table with a ``shots`` column, the rows evaluated with this many shots.
 
     Returns:
         A :class:`DownstreamReport`.
@@ -152,7 +153,7 @@ def downstream(evaluations: str | Path | pd.DataFrame, task: str, *, target: tup
     from jaxscale.accuracy.forecast import forecast, multiplier
 
     start = time.perf_counter()
-    frame = read_evaluations(evaluations, metric=metric)
+    frame = read_evaluations(evaluations, metric=metric, shots=shots)
     if max_n is not None:
         frame = frame[frame["n_params"] <= max_n]
     recipes = list(dict.fromkeys(frame["data"])) if data is None else ([data] if isinstance(data, str) else list(data))

@@ -4,7 +4,8 @@ Two layouts are read:
 
 - **long** (``pythia_evals.csv``): one row per (model, checkpoint, task, metric), with columns
   ``task``, ``metric``, ``value`` and optionally ``stderr``, ``model``, ``data``, ``step``,
-  ``shots`` (zero-shot rows are kept where it is present: :data:`SHOTS`);
+  ``shots`` (where it is present, the rows of one number of shots are kept: zero-shot,
+  :data:`SHOTS`, unless ``shots`` says otherwise);
 - **wide**: one row per (model, checkpoint), one column per task holding its accuracy (the
   metric named by ``metric``), ``TASK:METRIC`` for another metric of a task (e.g.
   ``lambada_openai:ppl``), and ``TASK_stderr`` / ``TASK:METRIC_stderr`` for standard errors.
@@ -26,15 +27,16 @@ import pandas as pd
 from jaxscale.accuracy.tasks import LOSS_METRICS
 
 COLUMNS = ("model", "data", "n_params", "tokens", "step", "task", "metric", "value", "stderr")
-#: Shots kept from a long table with a ``shots`` column.
+#: Shots kept from a long table with a ``shots`` column, by default.
 SHOTS = 0
 _ALIASES = {"N": "n_params", "D": "tokens"}
 _META = {"model", "data", "n_params", "tokens", "step", "shots", "n_nonembedding", "N", "D"}
 
 
-def read_evaluations(source: str | Path | pd.DataFrame, metric: str = "acc") -> pd.DataFrame:
+def read_evaluations(source: str | Path | pd.DataFrame, metric: str = "acc", shots: int = SHOTS) -> pd.DataFrame:
     """The evaluations of ``source`` (a CSV path or a DataFrame) in the long layout of
-    :data:`COLUMNS` (module docstring); ``metric`` names the metric of a wide table's task columns.
+    :data:`COLUMNS` (module docstring); ``metric`` names the metric of a wide table's task columns,
+    ``shots`` the rows kept of a table with a ``shots`` column (refused where it has none of them).
 
     Raises:
         FileNotFoundError: if the path does not exist.
@@ -49,6 +51,9 @@ def read_evaluations(source: str | Path | pd.DataFrame, metric: str = "acc") -> 
                              f"{'size' if column == 'n_params' else 'training tokens'}")
     _check_filled(frame, "n_params", zero=False)
     _check_filled(frame, "tokens", zero=True)
+    frame["row"] = np.arange(1, len(frame) + 1)  # rows counted in the file, whatever is kept
+    if "shots" in frame.columns:
+        frame = _with_shots(frame, shots)
     long = _from_long(frame) if {"task", "metric", "value"} <= set(frame.columns) else _from_wide(frame, metric)
     _check_values(long)
     return long.reset_index(drop=True)
@@ -73,15 +78,20 @@ def _defaults(frame: pd.DataFrame) -> pd.DataFrame:
         frame["step"] = 0
     if "stderr" not in frame.columns:
         frame["stderr"] = np.nan
-    frame["row"] = np.arange(1, len(frame) + 1)
     return frame
 
 
+def _with_shots(frame: pd.DataFrame, shots: int) -> pd.DataFrame:
+    """The rows of ``frame`` evaluated with ``shots`` shots (rows keep their numbers in the file)."""
+    kept = pd.to_numeric(frame["shots"], errors="coerce") == shots
+    if not kept.any():
+        found = ", ".join(str(v) for v in sorted(pd.unique(frame["shots"].dropna())))
+        raise ValueError(f"--shots {shots}: no row was evaluated with {shots} shots (column shots holds {found})")
+    return frame[kept.to_numpy()]
+
+
 def _from_long(frame: pd.DataFrame) -> pd.DataFrame:
-    frame = _defaults(frame)
-    if "shots" in frame.columns:
-        frame = frame[frame["shots"] == SHOTS]
-    return frame[list(COLUMNS) + ["row"]]
+    return _defaults(frame)[list(COLUMNS) + ["row"]]
 
 
 def _from_wide(frame: pd.DataFrame, metric: str) -> pd.DataFrame:

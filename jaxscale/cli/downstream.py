@@ -48,6 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the two-step form's intermediate loss (a perplexity is read as its log; default: %(default)s)")
     p.add_argument("--max-n", type=o.positive, default=None, metavar="N",
                    help="fit only the models of at most N parameters (default: all)")
+    p.add_argument("--shots", type=o.at_least(0), default=0, metavar="K",
+                   help="of a table with a shots column, the rows evaluated with K shots (default: %(default)s)")
     p.add_argument("--bayes", action="store_true",
                    help="also the joint posterior of both stages by NUTS (two-step form; 2 chains x 500 draws)")
     o.add_bootstrap(p, default=400, what="bootstrap resamples of every stage", minimum=2)
@@ -65,5 +67,5 @@ def run(args: argparse.Namespace) -> int:
     data = None if args.data is None else [r.strip() for r in args.data.split(",")]
     result = downstream(args.runs, args.task, target=args.target, metric=args.metric, form=args.form, data=data,
                         baseline=args.baseline, chance=args.chance, intermediate=args.intermediate, max_n=args.max_n,
-                        bootstrap=args.bootstrap, seed=args.seed, bayes=args.bayes)
+                        bootstrap=args.bootstrap, seed=args.seed, bayes=args.bayes, shots=args.shots)
     return o.report(result, args)

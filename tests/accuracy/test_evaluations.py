@@ -30,11 +30,25 @@ def test_a_wide_table_reads_as_the_long_one():
     assert ladder.chance == 0.5 and ladder.models == ("a", "b", "c")
 
 
-def test_a_long_table_keeps_zero_shot_rows():
-    frame = pd.DataFrame({"model": ["a"] * 2, "n_params": [1e8] * 2, "tokens": [1e10] * 2, "step": [5] * 2,
-                          "shots": [0, 5], "task": ["piqa"] * 2, "metric": ["acc"] * 2, "value": [0.6, 0.7],
-                          "stderr": [0.01] * 2})
+def _shots_table() -> pd.DataFrame:
+    return pd.DataFrame({"model": ["a"] * 3, "n_params": [1e8] * 3, "tokens": [1e10] * 3, "step": [5] * 3,
+                         "shots": [0, 5, 5], "task": ["piqa"] * 3, "metric": ["acc"] * 3, "value": [0.6, 0.7, 70.0],
+                         "stderr": [0.01] * 3})
+
+
+def test_a_long_table_keeps_the_rows_of_one_number_of_shots():
+    frame = _shots_table().iloc[:2]
     assert list(read_evaluations(frame).value) == [0.6]
+    assert list(read_evaluations(frame, shots=5).value) == [0.7]
+    with pytest.raises(ValueError) as err:
+        read_evaluations(frame, shots=3)
+    assert str(err.value) == "--shots 3: no row was evaluated with 3 shots (column shots holds 0, 5)"
+
+
+def test_a_bad_row_is_named_by_its_place_in_the_file_whatever_the_shots_kept():
+    assert list(read_evaluations(_shots_table()).value) == [0.6]  # the bad five-shot row is not read
+    with pytest.raises(ValueError, match="row 3: acc of piqa is 70, outside"):
+        read_evaluations(_shots_table(), shots=5)
 
 
 @pytest.mark.parametrize("change, message", [

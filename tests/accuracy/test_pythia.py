@@ -50,13 +50,8 @@ def test_five_shot_arc_challenge_is_undefined_not_a_confident_number(evaluations
     """The two-step form's draws for five-shot ARC-Challenge run from chance to a perfect score
     (its onset lies beyond the ladder): the forecast says the ladder does not determine it, where
     it printed 94% (pile) and 97% (deduped) for models that score 28-29%."""
-    import pandas as pd
-
-    from jaxscale.accuracy.evaluations import read_evaluations
-
-    raw = pd.read_csv(DATA)
-    five = read_evaluations(raw[raw["shots"] == 5].drop(columns="shots"))
-    result = js.downstream(five, "arc_challenge", target=(1.4e9, 3e11), max_n=1.1e9, bootstrap=100, baseline="pile")
+    result = js.downstream(DATA, "arc_challenge", target=(1.4e9, 3e11), max_n=1.1e9, bootstrap=100, baseline="pile",
+                           shots=5)
     for data, recipe in result.to_dict()["recipes"].items():
         assert recipe["predictable"] is True and recipe["prediction"] is None, data
         assert recipe["reason"].startswith("undefined: the ladder does not determine it"), recipe["reason"]

@@ -43,6 +43,7 @@ def test_the_json_is_the_verbs_and_the_figures_are_written(tmp_path, capsys, lad
     (["--metric", "loss"], "--metric 'loss' is a loss, not an accuracy"),
     (["--chance", "1.5"], "argument --chance: must be a number in [0, 1]"),
     (["--baseline", "nope"], "--baseline 'nope' is not one of the recipes"),
+    (["--shots", "-1"], "argument --shots: must be an integer >= 0"),
 ])
 def test_bad_options_exit_2_with_one_line(capsys, ladder_csv, options, message):
     code, out, err = run_cli(capsys, "downstream", ladder_csv, *OPTIONS, *options)
