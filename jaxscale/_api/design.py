@@ -47,7 +47,7 @@ class DesignReport(Result):
 
     def _interval(self, variance: float) -> tuple[float, float]:
         """The 95% Gaussian interval of the target at the plan's estimate for a variance (design scale)
-        under the plan's belief (the sandwich covariance at a fit, or the priors)."""
+        under the plan's belief (the sandwich covariance at a fit, the bootstrap ensemble's, or the priors)."""
         plan = self.plan
         scale = math.log(plan.estimate) if plan.target.log else plan.estimate
         interval = gaussian_interval(scale, math.sqrt(variance) if variance >= 0 else math.nan, 0.95, plan.target.log)

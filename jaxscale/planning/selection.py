@@ -311,10 +311,9 @@ def plan_runs(law: Law, target: Target, n: ArrayLike, d: ArrayLike, budget: floa
     Returns:
         The :class:`Plan`.
     """
-    belief_name = belief
-    if belief_name not in BELIEFS:
-        raise ValueError(f"belief {belief_name!r} is not one of {', '.join(BELIEFS)}")
-    if belief_name == "ensemble" and fit is None:
+    if belief not in BELIEFS:
+        raise ValueError(f"belief {belief!r} is not one of {', '.join(BELIEFS)}")
+    if belief == "ensemble" and fit is None:
         raise ValueError("belief 'ensemble' reads the bootstrap of a fit of runs; without runs the plan starts "
                          "from the law's priors (belief 'robust')")
     n, d = check_candidates(n, d)
@@ -325,24 +324,24 @@ def plan_runs(law: Law, target: Target, n: ArrayLike, d: ArrayLike, budget: floa
         raise ValueError(f"the fit is of the {fit.law.name} law, the plan of the {law.name} law")
     if fit is not None:
         residuals = np.asarray(fit.data().log_y) - np.log(fit.predict(*fit.inputs))
-        belief, noise_of = robust_belief(law, fit.vector, fit.params, fit.inputs, residuals, fit.delta,
-                                         fit.weights, sigma)
-        noise = noise_of(n, d)
+        start, noise_of = robust_belief(law, fit.vector, fit.params, fit.inputs, residuals, fit.delta,
+                                        fit.weights, sigma)
+        noise, kind = noise_of(n, d), "robust"
     else:
-        belief = prior_belief(law, NOISE if sigma is None else sigma)
-        noise = np.full(len(n), belief.sigma)
-    scale, gradient = target_gradient(target, belief.vector)
-    jacobians = prediction_jacobian(law, belief.vector, (n, d))
-    if belief_name == "ensemble" and np.all(np.isfinite(gradient)) and np.isfinite(scale):
-        belief, gradient, jacobians = _ensemble(law, target, fit, n, d, belief)
-    cost = 6.0 * n * d
+        start = prior_belief(law, NOISE if sigma is None else sigma)
+        noise, kind = np.full(len(n), start.sigma), "prior"
+    scale, gradient = target_gradient(target, start.vector)
+    jacobians = prediction_jacobian(law, start.vector, (n, d))
     defined = bool(np.all(np.isfinite(gradient)) and np.isfinite(scale))
+    if belief == "ensemble" and defined:  # an undefined target has no spread to read: D-optimality, as robust
+        start, gradient, jacobians = _ensemble(law, target, fit, n, d, start)
+        kind = "ensemble"
     if not defined:
         gradient = np.full_like(gradient, np.nan)
-    variance = float(gradient @ belief.covariance @ gradient) if defined else float("nan")
-    return Plan(law=law, target=target, belief=belief,
+    cost = 6.0 * n * d
+    variance = float(gradient @ start.covariance @ gradient) if defined else float("nan")
+    return Plan(law=law, target=target, belief=start,
                 estimate=float(target.value(scale)) if defined else float("nan"), variance=variance,
-                n=n, d=d, cost=cost, value=reductions(belief.covariance, gradient, jacobians, noise) / cost,
-                choices=tuple(greedy(belief, gradient, jacobians, cost, budget, max_runs, noise)), budget=float(budget),
-                criterion="variance" if defined else "information", noise=noise,
-                kind="prior" if fit is None else belief_name)
+                n=n, d=d, cost=cost, value=reductions(start.covariance, gradient, jacobians, noise) / cost,
+                choices=tuple(greedy(start, gradient, jacobians, cost, budget, max_runs, noise)), budget=float(budget),
+                criterion="variance" if defined else "information", noise=noise, kind=kind)
