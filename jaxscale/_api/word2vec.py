@@ -277,17 +277,21 @@ def train_word2vec(corpus: str | Path, out: str | Path, *, model: str = "skipgra
         jaxscale.Word2VecDiverged: the loss or the vectors turned NaN or infinite (no vectors
             are written; the last finite checkpoint is kept).
     """
+    from jaxscale.networks.word2vec import Word2VecConfig
     from jaxscale.support.atomic import OutputLock, check_writable
+    from jaxscale.word2vec.normalize import normalizer
     from jaxscale.word2vec.train import train_from_file
 
+    settings = {"model": model, "loss": loss, "dim": dim, "window": window, "negative": negative, "sample": sample,
+                "min_count": min_count, "epochs": epochs, "alpha": alpha, "seed": seed, "batch": batch,
+                "neg_row_cap": neg_row_cap, "examples": examples}
+    Word2VecConfig(**{k: v for k, v in settings.items() if v is not None})  # a bad setting, named, before out is made
+    normalizer(normalize)
     if phrases < 0:
         raise ValueError(f"phrases must be >= 0 (phrase-detection passes), got {phrases}")
     if max_chars is not None and max_chars < 1:
         raise ValueError(f"max_chars must be >= 1 or None, got {max_chars}")
     check_writable(out, "out")
-    settings = {"model": model, "loss": loss, "dim": dim, "window": window, "negative": negative, "sample": sample,
-                "min_count": min_count, "epochs": epochs, "alpha": alpha, "seed": seed, "batch": batch,
-                "neg_row_cap": neg_row_cap, "examples": examples}
     with OutputLock(out):
         report = train_from_file(corpus, out, phrases=phrases, max_chars=max_chars, normalize=normalize,
                                  write_text=write_text, checkpoint_seconds=checkpoint_seconds, progress=progress,
