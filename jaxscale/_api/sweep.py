@@ -132,21 +132,19 @@ class SweepProgress(Result):
         return self.status.text().rstrip("\n").split("\n")
 
 
-def _config(config: str | Path | SweepConfig | None, preset: str | None, corpus: str | Path | None) -> SweepConfig:
-    """The sweep's configuration, from a file, a :class:`~jaxscale.lm.presets.SweepConfig` or a
-    preset's name, training on ``corpus`` if given (:func:`jaxscale.lm.presets.with_corpus`)."""
+def _config(config: str | Path | None, preset: str | None, corpus: str | Path | None) -> SweepConfig:
+    """The sweep's configuration, from a file or a preset's name, training on ``corpus`` if given
+    (:func:`jaxscale.lm.presets.with_corpus`)."""
     from jaxscale.lm import presets
 
     if (config is None) == (preset is None):
-        raise ValueError("give exactly one of config (a file or a SweepConfig) or preset (a name)")
+        raise ValueError("give exactly one of config (a file) or preset (a name)")
     if preset is not None:
         chosen = presets.preset(preset)
     elif isinstance(config, (str, Path)):
         chosen = presets.load_config(config)
-    elif isinstance(config, presets.SweepConfig):
-        chosen = config
     else:
-        raise ValueError(f"config must be a .json or .toml file or a SweepConfig, got {type(config).__name__}")
+        raise ValueError(f"config must be a .json or .toml file, got {type(config).__name__}")
     return presets.with_corpus(chosen, corpus)
 
 
@@ -155,7 +153,7 @@ def _out(cfg: SweepConfig, out: str | Path | None) -> Path:
     return Path(out) if out is not None else Path("out") / "sweeps" / cfg.name
 
 
-def sweep(config: str | Path | SweepConfig | None = None, *, preset: str | None = None,
+def sweep(config: str | Path | None = None, *, preset: str | None = None,
           out: str | Path | None = None, corpus: str | Path | None = None, microbatches: int = 1,
           progress: bool = True, distributed: bool = False, coordinator: str | None = None,
           num_processes: int | None = None, process_id: int | None = None,
@@ -175,8 +173,7 @@ def sweep(config: str | Path | SweepConfig | None = None, *, preset: str | None 
     for the dead one).
 
     Args:
-        config: a sweep config file (``.json`` or ``.toml``) or a
-            :class:`~jaxscale.lm.presets.SweepConfig`; or give ``preset``.
+        config: a sweep config file (``.json`` or ``.toml``); or give ``preset``.
         preset: a named configuration: ``smoke``, ``cpu`` or ``paper``.
         out: the sweep's directory (default: ``out/sweeps/NAME``).
         corpus: a text corpus (``.txt`` or ``.txt.gz``) to train on instead of the config's; a
@@ -224,7 +221,7 @@ def sweep(config: str | Path | SweepConfig | None = None, *, preset: str | None 
     return report
 
 
-def sweep_status(config: str | Path | SweepConfig | None = None, *, preset: str | None = None,
+def sweep_status(config: str | Path | None = None, *, preset: str | None = None,
                  out: str | Path | None = None, corpus: str | Path | None = None) -> SweepProgress:
     """How far a sweep has come and the device-minutes it has left, from its directory alone:
     nothing is trained or loaded onto a device.
@@ -232,8 +229,8 @@ def sweep_status(config: str | Path | SweepConfig | None = None, *, preset: str 
     >>> js.sweep_status(preset="paper", out="sweep/")   # doctest: +SKIP
 
     Args:
-        config: the sweep's config file (``.json`` or ``.toml``) or
-            :class:`~jaxscale.lm.presets.SweepConfig`, the one it was started with; or give ``preset``.
+        config: the sweep's config file (``.json`` or ``.toml``), the one it was started with; or
+            give ``preset``.
         preset: a named configuration: ``smoke``, ``cpu`` or ``paper``.
         out: the sweep's directory (default: ``out/sweeps/NAME``; need not exist yet: then
             nothing is done).
