@@ -217,7 +217,7 @@ def sweep(config: str | Path | None = None, *, preset: str | None = None,
             processes.exit_now(f"jaxscale sweep: error: {err}")
         report = SweepReport(cfg, result, directory)
         if result is not None:
-            report.save(directory)  # the figures and summary.json, whose object to_dict() is
+            report.save(directory)  # the figures and summary.json (the object of to_dict())
     return report
 
 
