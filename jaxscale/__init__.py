@@ -22,6 +22,9 @@ learning-rate schedule a multi-power law ends lowest with), :func:`model_params`
 and FLOPs per token of a configuration), :func:`curve` (laws of whole learning curves, predicting
 other schedules), :func:`runs` (what a source of runs holds, and its tidy table: ``jaxscale runs``),
 :func:`downstream` (a benchmark's accuracy at a larger model, from a ladder's evaluations);
+the training wings' :func:`sweep` (train a family of transformers and fit their exponents; ``[lm]``)
+and :func:`sweep_status`, :func:`train_word2vec`, :func:`score_vectors`, :func:`query_vectors` and
+:func:`word2vec_scaling` (``[word2vec]``);
 :mod:`laws` (``laws.names()``, ``laws.get(name)``). Each verb returns one type of result, with
 ``.summary()`` (a DataFrame), ``.to_dict()`` (the JSON ``jaxscale COMMAND --json`` prints),
 ``.plot()`` (matplotlib Figures) and ``.save(directory)``. Types: :data:`Runs` (what the verbs take
@@ -51,6 +54,9 @@ _WHERE = {
     "schedule": "jaxscale._api.schedule", "model_params": "jaxscale._api.params",
     "curve": "jaxscale._api.curve", "runs": "jaxscale._api.runs_report", "isoflop": "jaxscale._api.isoflop",
     "downstream": "jaxscale._api.downstream",
+    "sweep": "jaxscale._api.sweep", "sweep_status": "jaxscale._api.sweep",
+    "train_word2vec": "jaxscale._api.word2vec", "score_vectors": "jaxscale._api.word2vec",
+    "query_vectors": "jaxscale._api.word2vec", "word2vec_scaling": "jaxscale._api.word2vec",
     "laws": "jaxscale.laws",
     "Runs": "jaxscale._api.runs", "RunsTable": "jaxscale.tables.table", "Law": "jaxscale.laws.law", "Draws": "jaxscale.laws.draws",
     "Fitted": "jaxscale._api.fitted",
@@ -64,6 +70,10 @@ _WHERE = {
     "CurveReport": "jaxscale._api.curve", "RunsReport": "jaxscale._api.runs_report",
     "IsoflopReport": "jaxscale._api.isoflop",
     "DownstreamReport": "jaxscale._api.downstream",
+    "SweepReport": "jaxscale._api.sweep", "SweepProgress": "jaxscale._api.sweep",
+    "Word2VecTraining": "jaxscale._api.word2vec", "VectorScores": "jaxscale._api.word2vec",
+    "Neighbours": "jaxscale._api.word2vec", "Word2VecScaling": "jaxscale._api.word2vec",
+    "Word2VecDiverged": "jaxscale.word2vec.train",
 }
 
 __all__ = ["__version__", *_WHERE]
@@ -113,9 +123,22 @@ if TYPE_CHECKING:
     from jaxscale._api.schedule import schedule as schedule
     from jaxscale._api.sensitivity import SensitivityReport as SensitivityReport
     from jaxscale._api.sensitivity import sensitivity as sensitivity
+    from jaxscale._api.sweep import SweepProgress as SweepProgress
+    from jaxscale._api.sweep import SweepReport as SweepReport
+    from jaxscale._api.sweep import sweep as sweep
+    from jaxscale._api.sweep import sweep_status as sweep_status
+    from jaxscale._api.word2vec import Neighbours as Neighbours
+    from jaxscale._api.word2vec import VectorScores as VectorScores
+    from jaxscale._api.word2vec import Word2VecScaling as Word2VecScaling
+    from jaxscale._api.word2vec import Word2VecTraining as Word2VecTraining
+    from jaxscale._api.word2vec import query_vectors as query_vectors
+    from jaxscale._api.word2vec import score_vectors as score_vectors
+    from jaxscale._api.word2vec import train_word2vec as train_word2vec
+    from jaxscale._api.word2vec import word2vec_scaling as word2vec_scaling
     from jaxscale.laws.draws import Draws as Draws
     from jaxscale.laws.law import Law as Law
     from jaxscale.tables.table import RunsTable as RunsTable
+    from jaxscale.word2vec.train import Word2VecDiverged as Word2VecDiverged
 else:
     # Hidden from type checkers: a module-level __getattr__ would make every unknown name Any to them.
     def __getattr__(name: str) -> Any:

@@ -61,7 +61,8 @@ def rows(entries: Iterable[dict[str, Any]]) -> pd.DataFrame:
     or None number is NaN)."""
     import pandas as pd  # imported when a summary is asked for: commands that print none stay light
 
-    frame = pd.DataFrame(list(entries))
+    listed = list(entries)
+    frame = pd.DataFrame(listed) if listed else pd.DataFrame(columns=[COLUMNS[0]])  # no entries: no rows
     for column in COLUMNS[1:]:
         frame[column] = pd.to_numeric(frame[column], errors="coerce") if column in frame else math.nan
     return frame[[*COLUMNS, *(c for c in frame.columns if c not in COLUMNS)]]

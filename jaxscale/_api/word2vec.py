@@ -1,17 +1,23 @@
-"""The results of ``jaxscale word2vec``: a training run, an evaluation of vectors, a neighbours
-query and a scaling study (:mod:`jaxscale.word2vec`), each rendered once."""
+"""The verbs of ``jaxscale word2vec`` and their results (:mod:`jaxscale.word2vec`), each rendered
+once: :func:`train_word2vec` trains word vectors (:class:`Word2VecTraining`), :func:`score_vectors`
+scores them (:class:`VectorScores`), :func:`query_vectors` asks for neighbours or the odd one out
+(:class:`Neighbours`), and :func:`word2vec_scaling` fits error laws of their accuracy in the
+dimension and the words trained (:class:`Word2VecScaling`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from jaxscale._api._results import Figures, Result, rows
 
 if TYPE_CHECKING:
     import pandas as pd
+
+#: The published grids :func:`word2vec_scaling` fits instead of training: Mikolov et al. 2013a, Table 2.
+PUBLISHED = ("mikolov-2013a",)
 
 
 def _defined(value: float | None, spec: str, unit: str = "") -> str:
@@ -183,6 +189,8 @@ def score_vectors(path: Path, analogies: Path | None = None, restrict: int = 30_
     from jaxscale.word2vec.analogy import evaluate_analogies
     from jaxscale.word2vec.similarity import DATASETS, dataset_path, evaluate_similarity
 
+    if restrict < 1:
+        raise ValueError(f"restrict must be >= 1 (the most frequent words searched), got {restrict}")
     vectors, words = _load_vectors(path)
     scores = evaluate_analogies(vectors, words, analogies, restrict).as_dict()
     similarity = {name: evaluate_similarity(vectors, words, dataset_path(name)) for name in DATASETS}
@@ -207,9 +215,161 @@ def query_vectors(path: Path, words: Sequence[str], negative: Sequence[str] = ()
     """
     from jaxscale.word2vec import neighbours
 
+    if topn < 1:
+        raise ValueError(f"topn must be >= 1, got {topn}")
     vectors, vocabulary = _load_vectors(path)
     if odd_one_out:
         return Neighbours(odd_one_out=neighbours.odd_one_out(vectors, vocabulary, list(words)))
     positive = [w for w in words if not w.startswith("-")]
     negative = [w[1:] for w in words if w.startswith("-")] + list(negative)
     return Neighbours(found=tuple(neighbours.nearest_neighbours(vectors, vocabulary, positive, negative, topn)))
+
+
+def train_word2vec(corpus: str | Path, out: str | Path, *, model: str = "skipgram", loss: str = "neg",
+                   dim: int = 100, window: int = 5, negative: int = 5, sample: float = 1e-4, min_count: int = 5,
+                   epochs: int = 1, alpha: float | None = None, phrases: int = 0, max_chars: int | None = None,
+                   normalize: str = "text8", seed: int = 1, batch: int | None = None,
+                   neg_row_cap: float | None = None, examples: str = "auto", write_text: bool = False,
+                   checkpoint_seconds: float = 300.0, progress: bool = True) -> Word2VecTraining:
+    """Train skip-gram or CBOW word vectors with negative sampling or the hierarchical softmax
+    (Mikolov et al. 2013a/b) on a text corpus, and write them to ``out/vectors.bin``.
+
+    >>> run = js.train_word2vec("enwiki_30k_articles.txt.gz", "w2v", model="cbow", loss="hs")   # doctest: +SKIP
+
+    Checkpointed to ``out/checkpoints`` (every ``checkpoint_seconds`` and at the end): the same
+    call on the same ``out`` resumes a killed run to the same vectors, and on a finished run
+    trains nothing and writes the vectors from its checkpoint; checkpoints of a run with other
+    settings are refused, naming each setting that differs. ``out`` is held while it trains
+    (another process writing there is refused).
+
+    Args:
+        corpus: a UTF-8 text corpus, ``.txt`` or ``.txt.gz``.
+        out: the output directory (vectors, checkpoints).
+        model: ``skipgram`` or ``cbow``.
+        loss: ``neg`` (negative sampling) or ``hs`` (hierarchical softmax).
+        dim: the vectors' dimension.
+        window: the context window's radius.
+        negative: noise words per example (``neg``).
+        sample: the subsampling threshold of frequent words (0: none).
+        min_count: the fewest occurrences a word of the vocabulary has.
+        epochs: passes over the corpus.
+        alpha: the initial learning rate (default 0.025 skip-gram, 0.05 CBOW).
+        phrases: phrase-detection passes before training.
+        max_chars: use only the first this many normalised characters (None: all).
+        normalize: how text becomes words: ``text8``, ``lower`` or ``none``
+            (:mod:`jaxscale.word2vec.normalize`).
+        seed: the random seed.
+        batch: examples per SGD step (default 1024 with ``neg``, 256 with ``hs``).
+        neg_row_cap: with ``neg``, cap each row's summed step per batch at this many examples'
+            worth (None: no cap).
+        examples: who builds the examples: ``host`` (numpy), ``device`` (the accelerator) or
+            ``auto`` (the device on a GPU or TPU).
+        write_text: also write ``out/vectors.txt`` (the word2vec text format).
+        checkpoint_seconds: seconds between checkpoints (0: after every chunk).
+        progress: show a progress bar.
+
+    Returns:
+        A :class:`Word2VecTraining`.
+
+    Raises:
+        ValueError: a setting out of range or unknown, named; an ``out`` that cannot be a
+            directory or that another process is writing; a corpus that is not UTF-8 text.
+        jaxscale.Word2VecDiverged: the loss or the vectors turned NaN or infinite (no vectors
+            are written; the last finite checkpoint is kept).
+    """
+    from jaxscale.networks.word2vec import Word2VecConfig
+    from jaxscale.support.atomic import OutputLock, check_writable
+    from jaxscale.word2vec.normalize import normalizer
+    from jaxscale.word2vec.train import train_from_file
+
+    settings = {"model": model, "loss": loss, "dim": dim, "window": window, "negative": negative, "sample": sample,
+                "min_count": min_count, "epochs": epochs, "alpha": alpha, "seed": seed, "batch": batch,
+                "neg_row_cap": neg_row_cap, "examples": examples}
+    Word2VecConfig(**{k: v for k, v in settings.items() if v is not None})  # a bad setting, named, before out is made
+    normalizer(normalize)
+    if phrases < 0:
+        raise ValueError(f"phrases must be >= 0 (phrase-detection passes), got {phrases}")
+    if max_chars is not None and max_chars < 1:
+        raise ValueError(f"max_chars must be >= 1 or None, got {max_chars}")
+    check_writable(out, "out")
+    with OutputLock(out):
+        report = train_from_file(corpus, out, phrases=phrases, max_chars=max_chars, normalize=normalize,
+                                 write_text=write_text, checkpoint_seconds=checkpoint_seconds, progress=progress,
+                                 **settings)
+    return Word2VecTraining(report, Path(out) / "checkpoints")
+
+
+def word2vec_scaling(corpus: str | Path | None = None, *, out: str | Path, published: str | None = None,
+                     law: str = "word2vec-error-kaplan", dims: Sequence[int] | None = None,
+                     words: Sequence[float] | None = None, model: str | None = None, loss: str | None = None,
+                     epochs: int | None = None, budget: float | None = None,
+                     progress: bool = True) -> Word2VecScaling:
+    """Error laws of word2vec's analogy accuracy in the vector size d and the training words T,
+    fitted to a grid of d x T trained on ``corpus`` (or to a published grid), and the
+    compute-optimal split of a budget between d and T.
+
+    >>> js.word2vec_scaling(published="mikolov-2013a", out="w2v_scaling", budget=1e12)   # doctest: +SKIP
+
+    Both laws are fitted (Kaplan's Eq. 1.5 and Chinchilla's form, in (d, T)); ``law`` is the one
+    whose fit gives the optimal split and the frontier. ``report.json`` and the figures are
+    written to ``out`` (with the grid's cells under ``out/cells`` when it trains), which is held
+    while it works.
+
+    Args:
+        corpus: the text corpus to train the grid on; or give ``published``.
+        out: the study's directory.
+        published: a published grid to fit instead of training: ``mikolov-2013a`` (Table 2).
+        law: ``word2vec-error-kaplan`` or ``word2vec-error-chinchilla`` (or ``kaplan``, ``chinchilla``).
+        dims: the grid's vector sizes (training only; default 25 50 100 200).
+        words: the grid's training words per cell (training only; default 4e6 8e6 16e6 32e6).
+        model: ``skipgram`` or ``cbow`` (training only; default ``cbow``).
+        loss: ``neg`` or ``hs`` (training only; default ``hs``).
+        epochs: passes over each cell's words (training only; default 3).
+        budget: the compute budget to split (the paper's Eq. 4/5 units; default: the largest
+            cell's compute).
+        progress: show progress bars (training only).
+
+    Returns:
+        A :class:`Word2VecScaling`.
+
+    Raises:
+        ValueError: both or neither of ``corpus`` and ``published``, an unknown grid or law, a
+            budget that is not a finite number > 0, a grid too small to fit, or an ``out`` that
+            cannot be a directory or that another process is writing.
+    """
+    from jaxscale.networks.word2vec import LOSSES, MODELS
+    from jaxscale.support.atomic import OutputLock, check_writable
+    from jaxscale.word2vec.scaling import (
+        ScalingGrid,
+        check_budget,
+        error_law_by_name,
+        run_published_study,
+        run_scaling_study,
+    )
+
+    if (published is None) == (corpus is None):
+        raise ValueError("give either corpus (to train the grid on) or published='mikolov-2013a' (its Table 2)")
+    if published is not None and published not in PUBLISHED:
+        raise ValueError(f"published must be one of {', '.join(PUBLISHED)}, got {published!r}")
+    check_writable(out, "out")
+    check_budget(budget)  # before the grid trains
+    short = law.removeprefix("word2vec-error-")
+    error_law_by_name(short)  # an unknown law: the choices, before the grid trains
+    if published is None:
+        if model is not None and model not in MODELS:
+            raise ValueError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
+        if loss is not None and loss not in LOSSES:
+            raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got {loss!r}")
+        if epochs is not None and epochs < 1:
+            raise ValueError(f"epochs must be >= 1, got {epochs}")
+        given = {"dims": tuple(dims) if dims else None, "words": tuple(int(w) for w in words) if words else None,
+                 "model": model, "loss": loss, "epochs": epochs}
+        grid = ScalingGrid(**{k: v for k, v in given.items() if v is not None})
+    with OutputLock(out):
+        if published is not None:
+            report = run_published_study(law=short, budget=budget)
+        else:
+            report = run_scaling_study(corpus, out, grid, law=short, budget=budget, progress=progress)
+        result = Word2VecScaling(report, Path(out))
+        result.save(out)  # report.json and the figures: the study's product
+    return result

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
 
-from jaxscale.support.atomic import OutputLock
+from jaxscale.support.atomic import OutputLock, check_writable
 
 if TYPE_CHECKING:  # the CLI imports its heavy modules only when a command runs
     from jaxscale import RunsTable
@@ -301,16 +301,9 @@ def check_out(out: str | Path | None, option: str = "--out", hold: bool = True) 
     :func:`release_outputs`)."""
     if out is None:
         return
-    path = Path(out)
-    existing = next(p for p in (path, *path.absolute().parents) if p.exists())
-    if existing is path and not path.is_dir():
-        raise ValueError(f"{option} {out}: exists and is not a directory")
-    if not existing.is_dir():
-        raise ValueError(f"{option} {out}: {existing} is a file, not a directory")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise ValueError(f"{option} {out}: cannot write in {existing} (permission denied)")
+    check_writable(out, option)
     if hold:
-        hold_out(path)
+        hold_out(out)
 
 
 def hold_out(out: str | Path) -> None:

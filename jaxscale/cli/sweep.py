@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from jaxscale.cli import _options as o
 
@@ -58,38 +57,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxscale._api.sweep import SweepReport
+    from jaxscale import sweep, sweep_status
     from jaxscale.cli._output import print_json
-    from jaxscale.lm import distributed, presets
-    from jaxscale.lm.sweep import run_sweep
 
     if (args.config is None) == (args.preset is None):
         raise ValueError("give exactly one of CONFIG or --preset NAME")
-    cfg = presets.preset(args.preset) if args.preset else presets.load_config(args.config)
-    cfg = presets.with_corpus(cfg, args.corpus)
-    out = Path(args.out) if args.out else Path("out") / "sweeps" / cfg.name
+    which = {"preset": args.preset, "out": args.out, "corpus": args.corpus}
     if args.status:
-        from jaxscale.lm.sweep_status import sweep_status
-
-        status = sweep_status(cfg, out)
-        print_json(status.to_dict()) if args.json else print(status.text(), end="")
-        return 0
-    several = args.distributed or (args.coordinator, args.num_processes, args.process_id) != (None, None, None)
-    o.check_out(out, hold=not several)
-    if several:
-        distributed.initialize(args.coordinator, args.num_processes, args.process_id, args.heartbeat_timeout)
-        if distributed.is_main_process():
-            o.hold_out(out)
-    try:
-        result = run_sweep(cfg, out, progress=not args.no_progress, microbatches=args.microbatches)
-    except distributed.ProcessLost as err:
-        distributed.exit_now(f"jaxscale sweep: error: {err}")
-    if result is None:  # not process 0 of a multi-process run: process 0 reports
-        return 0
-    report = SweepReport(cfg, result, out)
-    report.save(out)  # the figures and summary.json, whose object --json prints
-    if args.json:
-        print_json(report.to_dict())
+        result = sweep_status(args.config, **which)
     else:
-        print(report.text())
+        o.check_out(args.out, hold=False)  # the verb holds it (process 0 of a multi-process run)
+        result = sweep(args.config, **which, microbatches=args.microbatches, progress=not args.no_progress,
+                       distributed=args.distributed, coordinator=args.coordinator,
+                       num_processes=args.num_processes, process_id=args.process_id,
+                       heartbeat_timeout=args.heartbeat_timeout)
+        if result.result is None:  # not process 0 of a multi-process run: process 0 reports
+            return 0
+    print_json(result.to_dict()) if args.json else print(result.text())
     return 0

@@ -116,70 +116,38 @@ def _show(result: Any, args: argparse.Namespace) -> int:
 
 def run_train(args: argparse.Namespace) -> int:
     o.check_out(args.out)
-    from jaxscale._api.word2vec import Word2VecTraining
-    from jaxscale.word2vec.train import Word2VecDiverged, train_from_file
+    from jaxscale import Word2VecDiverged, train_word2vec
 
-    options = ("model", "loss", "dim", "window", "negative", "sample", "min_count", "epochs", "alpha", "seed", "batch",
-               "neg_row_cap", "examples")
+    options = ("model", "loss", "dim", "window", "negative", "sample", "min_count", "epochs", "alpha", "phrases",
+               "max_chars", "normalize", "seed", "batch", "neg_row_cap", "examples", "checkpoint_seconds")
     try:
-        summary = train_from_file(
-            args.corpus,
-            args.out,
-            phrases=args.phrases,
-            max_chars=args.max_chars,
-            normalize=args.normalize,
-            write_text=args.text,
-            checkpoint_seconds=args.checkpoint_seconds,
-            progress=not args.json,
-            **{name: getattr(args, name) for name in options},
-        )
+        result = train_word2vec(args.corpus, args.out, write_text=args.text, progress=not args.json,
+                                **{name: getattr(args, name) for name in options})
     except Word2VecDiverged as err:  # a failed run, not bad input: exit 1, no vectors written
         print(f"jaxscale word2vec: error: {err}", file=sys.stderr)
         return 1
-    return _show(Word2VecTraining(summary, args.out / "checkpoints"), args)
+    return _show(result, args)
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from jaxscale._api.word2vec import score_vectors
+    from jaxscale import score_vectors
 
     return _show(score_vectors(args.vectors, args.analogies, args.restrict), args)
 
 
 def run_neighbours(args: argparse.Namespace) -> int:
-    from jaxscale._api.word2vec import query_vectors
+    from jaxscale import query_vectors
 
     return _show(query_vectors(args.vectors, args.words, args.negative, args.topn, args.odd_one_out), args)
 
 
 def run_scaling(args: argparse.Namespace) -> int:
-    from jaxscale._api.word2vec import Word2VecScaling
-    from jaxscale.word2vec.scaling import (
-        ScalingGrid,
-        check_budget,
-        error_law_by_name,
-        run_published_study,
-        run_scaling_study,
-    )
+    from jaxscale import word2vec_scaling
 
     if (args.published is not None) == (args.corpus is not None):
         raise ValueError("give either a CORPUS to train the grid on or --published mikolov-2013a (its Table 2)")
     o.check_out(args.out)
-    check_budget(args.budget)  # before the grid trains
-    law = args.law.removeprefix("word2vec-error-")
-    error_law_by_name(law)  # an unknown law: the choices, before the grid trains
-    if args.published:
-        report = run_published_study(law=law, budget=args.budget)
-    else:
-        given = {
-            "dims": tuple(args.dims) if args.dims else None,
-            "words": tuple(int(w) for w in args.words) if args.words else None,
-            "model": args.model,
-            "loss": args.loss,
-            "epochs": args.epochs,
-        }
-        grid = ScalingGrid(**{k: v for k, v in given.items() if v is not None})
-        report = run_scaling_study(args.corpus, args.out, grid, law=law, budget=args.budget,
-                                   progress=not args.json)
-    result = Word2VecScaling(report, args.out)
-    result.save(args.out)  # report.json and the figures: the study's product
+    result = word2vec_scaling(args.corpus, out=args.out, published=args.published, law=args.law, dims=args.dims,
+                              words=args.words, model=args.model, loss=args.loss, epochs=args.epochs,
+                              budget=args.budget, progress=not args.json)
     return _show(result, args)

@@ -81,6 +81,27 @@ def _running(pid: int) -> bool:
     return True
 
 
+def check_writable(out: str | Path, name: str) -> None:
+    """``out`` can be an output directory: a directory, or a path that can be made one (its
+    nearest existing ancestor is a writable directory).
+
+    Args:
+        out: the directory.
+        name: how the caller's user named it (``--out``, ``out``), at the start of the message.
+
+    Raises:
+        ValueError: it cannot, in one line naming ``name`` and ``out``.
+    """
+    path = Path(out)
+    existing = next(p for p in (path, *path.absolute().parents) if p.exists())
+    if existing is path and not path.is_dir():
+        raise ValueError(f"{name} {out}: exists and is not a directory")
+    if not existing.is_dir():
+        raise ValueError(f"{name} {out}: {existing} is a file, not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"{name} {out}: cannot write in {existing} (permission denied)")
+
+
 class OutputLock:
     """The right of one process to write into ``directory`` (module docstring). Re-entrant within
     the process that holds it; released by :meth:`release` or at the end of a ``with`` block.

@@ -69,6 +69,17 @@ def _curves(tmp_path_factory) -> str:
     return str(path)
 
 
+def _wings_inputs(directory) -> dict[str, str]:
+    """A tiny corpus (two topics' words) and a vector file of three words, for the wings' verbs."""
+    from jaxscale.word2vec.vector_files import save_word2vec
+    from tests.word2vec.test_word2vec import synthetic_words
+
+    corpus, vectors = directory / "corpus.txt", directory / "vectors.txt"
+    corpus.write_text(" ".join(synthetic_words(3000)) + "\n")
+    save_word2vec(vectors, np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]], dtype=np.float32), ["aa", "ab", "ba"])
+    return {"corpus": str(corpus), "vectors": str(vectors), "out": str(directory)}
+
+
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> SimpleNamespace:
     """The inputs of every mode, and the fit and posterior that other verbs take."""
@@ -78,7 +89,8 @@ def data(tmp_path_factory) -> SimpleNamespace:
     recipes = _recipes(frame)
     fitted = js.fit(frame, bootstrap=4)
     posterior = js.bayes(frame, laplace=True, seed=0)
-    return SimpleNamespace(frame=frame, csv=str(path), fitted=fitted, posterior=posterior, recipes=recipes,
+    return SimpleNamespace(**_wings_inputs(tmp_path_factory.mktemp("one_type_wings")),
+                           frame=frame, csv=str(path), fitted=fitted, posterior=posterior, recipes=recipes,
                            baseline=recipes[recipes.recipe == "A"].drop(columns="recipe"),
                            candidate=recipes[recipes.recipe == "B"].drop(columns="recipe"),
                            sweep=js.load_runs(sweep_table(noise=0.005), run_by=RUN_BY),
@@ -136,13 +148,23 @@ MODES = [
     ("downstream", "a synthetic ladder", lambda d: js.downstream(
         synthetic_ladder.draw_ladder(0).frame.query("n_params <= 1e9"), synthetic_ladder.TASK, target=(2.8e9, 3e11),
         chance=0.25, intermediate=synthetic_ladder.INTERMEDIATE, bootstrap=2)),
+    ("sweep", "a preset", lambda d: js.sweep(preset="smoke", out=f"{d.out}/sweep", progress=False)),
+    ("sweep_status", "a fresh directory", lambda d: js.sweep_status(preset="smoke", corpus=d.corpus,
+                                                                      out=f"{d.out}/none")),
+    ("train_word2vec", "a corpus", lambda d: js.train_word2vec(d.corpus, f"{d.out}/w2v", dim=8, progress=False)),
+    ("score_vectors", "a vector file", lambda d: js.score_vectors(d.vectors)),
+    ("query_vectors", "neighbours", lambda d: js.query_vectors(d.vectors, ["aa"], topn=1)),
+    ("query_vectors", "odd one out", lambda d: js.query_vectors(d.vectors, ["aa", "ab", "ba"], odd_one_out=True)),
+    ("word2vec_scaling", "a published grid", lambda d: js.word2vec_scaling(published="mikolov-2013a",
+                                                                            out=f"{d.out}/scaling")),
 ]
 #: Modes of tens of seconds on a CPU (NUTS, bootstraps of grouped fits, backtests, the
-#: reconciliation's simulations), opt-in with the slow tests.
+#: reconciliation's simulations, the wings' training), opt-in with the slow tests.
 SLOW = {("bayes", "NUTS"), ("bayes", "Laplace with a holdout"), ("bayes_grouped", "NUTS"), ("loo", "laws"),
         ("loo", "sharing"), ("compare", "two tables"), ("compare", "one table by group"), ("hparams", "joint law"),
         ("reconcile", "runs"), ("sensitivity", "runs"),
-        ("isoflop", "resampled"), ("isoflop", "seed noise, one rule")}
+        ("isoflop", "resampled"), ("isoflop", "seed noise, one rule"), ("sweep", "a preset"),
+        ("train_word2vec", "a corpus")}
 
 
 @pytest.mark.parametrize("name", sorted(VERBS))

@@ -4,11 +4,13 @@ Not a test, and not run by the suite: mypy reads it as an IDE would, to check th
 ``jaxscale.__all__`` resolves, and that results' attributes and methods are what a notebook reads
 (the test fails when a public name has no use here). It is a real script, written the way a user
 would write it: a tiny table of runs, each verb called with plausible arguments, results narrowed
-each with the one result type it returns. It runs, in a minute or two on a CPU: ``PYTHONPATH=. python tests/api/typed_user_script.py``.
+each with the one result type it returns. It runs, in a minute or two on a CPU: ``PYTHONPATH=. python tests/api/typed_user_script.py``
+(``--train`` also trains a smoke sweep and word vectors: a few minutes more).
 """
 
 from __future__ import annotations
 
+import sys
 import tempfile
 
 import numpy as np
@@ -32,6 +34,28 @@ def tiny_runs(seed: int = 0) -> pd.DataFrame:
 def describe(result: js.Fitted) -> str:
     """What a fitted law found: its name and parameters."""
     return f"{result.law.name}: {result.params}"
+
+
+def wings(directory: str, train: bool) -> None:
+    """The training wings: a sweep's progress and word2vec's published grid; with ``train``, a smoke
+    sweep and word vectors trained on the shared corpus, then scored and queried (a few minutes)."""
+    progress: js.SweepProgress = js.sweep_status(preset="smoke", out=f"{directory}/sweep")
+    print(progress.summary())
+    law: js.Word2VecScaling = js.word2vec_scaling(published="mikolov-2013a", out=f"{directory}/scaling", budget=1e12)
+    print(law.summary(), law.report["optimal"])
+    if not train:
+        return
+    sweep: js.SweepReport = js.sweep(preset="smoke", out=f"{directory}/sweep", progress=False)
+    print(sweep.summary(), sweep.out)
+    try:
+        vectors: js.Word2VecTraining = js.train_word2vec("../shared/data/enwiki_30k_articles.txt.gz",
+                                                         f"{directory}/w2v", dim=32, max_chars=2_000_000)
+    except js.Word2VecDiverged as failed:
+        print("diverged:", failed)
+        return
+    scores: js.VectorScores = js.score_vectors(vectors.report["vectors"])
+    nearest: js.Neighbours = js.query_vectors(vectors.report["vectors"], ["king", "woman"], negative=["man"])
+    print(scores.summary(), nearest.found)
 
 
 def main() -> None:
@@ -111,6 +135,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as directory:
         print("wrote", len(fitted.save(directory)), "files")
+        wings(directory, train="--train" in sys.argv)
 
 
 if __name__ == "__main__":

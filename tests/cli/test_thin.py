@@ -26,11 +26,9 @@ RESULT_DATA = ("to_dict", "summary", "_report", "_numbers")
 #: Names a printer's argument took when it read a result's dict.
 RESULT_DICT_NAMES = ("numbers", "report", "summary", "section", "result")
 
-#: The wings' commands still print their own text (their results are not yet result objects).
-WINGS = {"sweep.py": "the sweep prints its result's text, but trains from cli (presets, distributed, run_sweep): "
-                     "the wing has no public verb yet",
-         "word2vec.py": "word2vec prints its results' text, but trains, evaluates and queries from cli: the wing "
-                        "has no public verb yet"}
+#: Commands that still do more than parse, call and print, each with why (none left: the wings'
+#: commands call ``jaxscale.sweep`` and the word2vec verbs since their verbs joined the public API).
+WINGS: dict[str, str] = {}
 
 
 def _tree(name: str) -> ast.Module:
