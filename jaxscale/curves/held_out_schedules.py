@@ -20,7 +20,7 @@ it predicts:
      about 1e-3 over some hundred checkpoints, ~1e-4;
    - the multi-power law's posterior-predictive mean under weakly informative priors
      (:mod:`jaxscale.inference.multipower_posterior`: NUTS over the law's seven coordinates, 4
-     chains of 400 warmup and 400 draws, seed 0; a Student-t AR(1) likelihood of each run's log
+     chains of 250 warmup and 250 draws, seed 0; a Student-t AR(1) likelihood of each run's log
      residuals; priors centred on the start grid's and the penalty's centres, 25 to 75 times
      wider than the penalty of 1e-3), last in the list: a :class:`CurvePredictor` passed in by the
      caller (``predictors``), since it lives a layer above this one; ``examples/multipower_25m.py``
