@@ -19,8 +19,8 @@ objective's plain minimum and the authors' own parameters under the same evaluat
 :data:`PROFILE`, the authors' 0.583 among them); and the schedule the law predicts to end lowest.
 
 Run: python examples/multipower_25m.py [--profile]   (tens of minutes on a CPU: the rule fits each
-law 16 to 19 times, and the multi-power law's posterior is sampled four times per source of rates;
-../shared/data beside the clone)
+law 16 to 19 times, and the multi-power law's posterior is sampled three times per source of rates,
+four where the rule chooses it: 38 min on two shared cores; ../shared/data beside the clone)
 """
 
 from __future__ import annotations

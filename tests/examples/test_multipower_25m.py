@@ -1,6 +1,6 @@
 """The 25M curves of Luo et al. (2025) under the held-out fit rule (``examples/multipower_25m.py``'s
 split and schedule rates; ../shared/data, skipped where absent). Opt-in: each law is fitted 16 to
-19 times and the multi-power law's posterior sampled four times (tens of minutes on two cores)."""
+19 times and the multi-power law's posterior sampled three or four times (tens of minutes on two cores)."""
 
 from __future__ import annotations
 
