@@ -4,8 +4,8 @@ The split and protocol are the paper's: both laws are fitted to every checkpoint
 constant_24000, cosine_24000 and wsdcon_9 and predict every checkpoint of the other six runs. Both
 are fitted under one rule, :mod:`jaxscale.curves.held_out_schedules` (declared there, and
 committed, before its first measurement on the six predicted curves): each choice the fitted curves
-leave open (the multi-power law's penalty on the loss drop's shape, the annealing law's decay
-factor) is made by holding one of the three fitted runs out at a time, and the spread of those
+leave open (the multi-power law's penalty on the loss drop's shape, or its posterior-predictive
+mean instead, :mod:`jaxscale.inference.multipower_posterior`; the annealing law's decay factor) is made by holding one of the three fitted runs out at a time, and the spread of those
 held-out errors gives a 90% predictive interval at every predicted checkpoint.
 
 Rates: the headline uses each run's schedule at every step from step 0, the 2,160 warmup steps
@@ -19,7 +19,8 @@ objective's plain minimum and the authors' own parameters under the same evaluat
 :data:`PROFILE`, the authors' 0.583 among them); and the schedule the law predicts to end lowest.
 
 Run: python examples/multipower_25m.py [--profile]   (tens of minutes on a CPU: the rule fits each
-law 16 to 19 times; ../shared/data beside the clone)
+law 16 to 19 times, and the multi-power law's posterior is sampled three times per source of rates,
+four where the rule chooses it: 38 min on two shared cores; ../shared/data beside the clone)
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from jaxscale.curves import held_out_schedules, multipower_fit
+from jaxscale.inference import multipower_posterior
 from jaxscale.laws import multipower
 from jaxscale.optimum.best_schedule import optimal_schedule
 from jaxscale.tables.learning_rates import run_learning_rates
@@ -90,13 +92,17 @@ def errors(predictions: pd.DataFrame) -> tuple[float, float]:
     return float(error.mean()), float(error.groupby(predictions["run_id"]).mean().mean())
 
 
+def _label(candidate: float | str) -> str:
+    return candidate if isinstance(candidate, str) else f"{candidate:g}"
+
+
 def show(law: str, judged: pd.DataFrame, rule: dict) -> tuple[float, float, float]:
     """Print a law's predictions under the rule: the choice, each run's error and coverage, and
     the PredE, every-point error and coverage; return the last three."""
     every, per_run = errors(judged)
     inside = (judged["predicted_lo"] <= judged["loss"]) & (judged["loss"] <= judged["predicted_hi"])
-    scores = ", ".join(f"{s['candidate']:g}: {s['score']:.3%}" for s in rule["scores"])
-    print(f"  {law}: chosen {rule['chosen']:g} (held-out PredE by candidate: {scores})")
+    scores = ", ".join(f"{_label(s['candidate'])}: {s['score']:.3%}" for s in rule["scores"])
+    print(f"  {law}: chosen {_label(rule['chosen'])} (held-out PredE by candidate: {scores})")
     for run, rows in judged.groupby("run_id", sort=False):
         print(f"    {run:<18} mean error {errors(rows)[0]:.3%}, in the 90% interval {inside[rows.index].mean():.0%}")
     print(f"    PredE (per-run mean) {per_run:.3%}, every point {every:.3%}; 90% intervals "
@@ -109,9 +115,18 @@ def main(profile: bool = False) -> None:
     print("fit rule: jaxscale.curves.held_out_schedules (one fitted schedule held out at a time)")
     for source, rates in (("schedule", lrs), ("recorded", recorded(table))):
         print(f"rates from the {source}:")
-        fit = held_out_schedules.fit_multipower_held_out(table, rates, FITTED, PREDICTED)
+        posterior = multipower_posterior.PosteriorMean()
+        fit = held_out_schedules.fit_multipower_held_out(table, rates, FITTED, PREDICTED, predictors=(posterior,))
         print(f"  multi-power law under the rule: {fit.params}")
-        show("multi-power law, penalty lambda", fit.predictions[~fit.predictions["fitted"]], fit.rule)
+        judged = fit.predictions[~fit.predictions["fitted"]]
+        show("multi-power law, penalty lambda or posterior mean", judged, fit.rule)
+        if "posterior_lo" in judged:
+            print(f"    the posterior's own 90% predictive intervals cover "
+                  f"{multipower_posterior.posterior_coverage(judged):.1%} of the predicted points")
+        for sampled in posterior.history:
+            print(f"    NUTS given {', '.join(sampled['fitted_runs'])}: {sampled['divergences']} divergences, "
+                  f"largest R-hat {sampled['max_r_hat']:.3f}, smallest bulk ESS {sampled['min_ess_bulk']:.0f}, "
+                  f"{sampled['seconds']:.0f} s")
         tissue = held_out_schedules.fit_annealing_held_out(table, rates, FITTED, PREDICTED)
         print(f"  Tissue et al.'s law under the rule: {tissue.fit.fit.params}")
         show("Tissue et al.'s law, decay factor", tissue.fit.predictions, tissue.choice.to_dict())

@@ -18,6 +18,13 @@ it predicts:
      unit of the area eta^-gamma S_k), for lambda in :data:`PENALTIES` (0, the plain optimum,
      first). The penalty's scale is the objective's: a sum of Huber terms of relative residuals of
      about 1e-3 over some hundred checkpoints, ~1e-4;
+   - the multi-power law's posterior-predictive mean under weakly informative priors
+     (:mod:`jaxscale.inference.multipower_posterior`: NUTS over the law's seven coordinates, 4
+     chains of 250 warmup and 250 draws, seed 0; a Student-t AR(1) likelihood of each run's log
+     residuals; priors centred on the start grid's and the penalty's centres, 25 to 75 times
+     wider than the penalty of 1e-3), last in the list: a :class:`CurvePredictor` passed in by the
+     caller (``predictors``), since it lives a layer above this one; ``examples/multipower_25m.py``
+     passes it, ``jaxscale curve`` does not (its four posteriors take minutes each on a CPU);
    - Tissue et al.'s annealing law (:mod:`jaxscale.curves.lr_annealing_fit`): its decay factor
      lambda of S2 over :data:`jaxscale.curves.lr_annealing_fit.DECAY_GRID`, every checkpoint fitted
      (the multi-power law's checkpoints), as the choice that law leaves open.
@@ -49,7 +56,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -95,10 +102,15 @@ class HeldOutChoice(Generic[Candidate]):
         def number(value: float) -> float | None:
             return float(value) if np.isfinite(value) else None
 
-        return {"held_out_runs": list(self.runs), "chosen": self.candidates[self.chosen],
-                "scores": [{"candidate": c, "score": number(np.mean(s)), "per_run": [number(v) for v in s]}
+        return {"held_out_runs": list(self.runs), "chosen": _named(self.candidates[self.chosen]),
+                "scores": [{"candidate": _named(c), "score": number(np.mean(s)), "per_run": [number(v) for v in s]}
                            for c, s in zip(self.candidates, self.scores)],
                 "interval_level": LEVEL, "interval_half_width": self.half_width}
+
+
+def _named(candidate: Any) -> Any:
+    """A candidate as plain data: a :class:`CurvePredictor` by its label, anything else (a number) as it is."""
+    return getattr(candidate, "label", candidate)
 
 
 def weighted_quantile(values: Sequence[np.ndarray], level: float) -> float:
@@ -175,12 +187,33 @@ def drop_penalty(weight: float) -> multipower_fit.Penalty:
     return multipower_fit.Penalty(centre, weights)
 
 
+class CurvePredictor(Protocol):
+    """A candidate of the multi-power law's list that is not a penalised fit (step 1): its
+    ``label``, and ``fit(table, lrs, fitted, predicted)``, a
+    :class:`~jaxscale.curves.multipower_fit.MultiPowerFit` whose predictions column is its
+    prediction of every checkpoint."""
+
+    label: str
+
+    def fit(self, table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Sequence[str],
+            predicted: Sequence[str]) -> multipower_fit.MultiPowerFit: ...
+
+
+def _fit_candidate(candidate: float | CurvePredictor, table: RunsTable, lrs: Mapping[str, np.ndarray],
+                   fitted: Sequence[str], predicted: Sequence[str]) -> multipower_fit.MultiPowerFit:
+    """The multi-power law's candidate ``candidate`` (a penalty weight or a predictor) fitted to ``fitted``."""
+    if isinstance(candidate, (int, float)):
+        return multipower_fit.fit_multipower(table, lrs, fitted, predicted, penalty=drop_penalty(candidate))
+    return candidate.fit(table, lrs, fitted, predicted)
+
+
 def fit_multipower_held_out(table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Sequence[str],
-                            predicted: Sequence[str], *, penalties: Sequence[float] | None = None
-                            ) -> multipower_fit.MultiPowerFit:
-    """The multi-power law under the rule: the penalty of :data:`PENALTIES` whose fits to all
-    fitted runs but one predict the one held out best, refitted to every fitted run, with
-    :data:`LEVEL` predictive intervals at every checkpoint (columns predicted_lo, predicted_hi).
+                            predicted: Sequence[str], *, penalties: Sequence[float] | None = None,
+                            predictors: Sequence[CurvePredictor] = ()) -> multipower_fit.MultiPowerFit:
+    """The multi-power law under the rule: the candidate (a penalty of :data:`PENALTIES`, then
+    each of ``predictors``) whose fits to all fitted runs but one predict the one held out best,
+    refitted to every fitted run, with :data:`LEVEL` predictive intervals at every checkpoint
+    (columns predicted_lo, predicted_hi).
 
     Args:
         table: the runs' checkpoints.
@@ -189,6 +222,8 @@ def fit_multipower_held_out(table: RunsTable, lrs: Mapping[str, np.ndarray], fit
         predicted: the runs predicted.
         penalties: the candidates' weights lambda, the least regularised first (default
             :data:`PENALTIES`).
+        predictors: further candidates, after the penalties (e.g. the posterior-predictive mean,
+            :class:`jaxscale.inference.multipower_posterior.PosteriorMean`).
 
     Returns:
         A :class:`~jaxscale.curves.multipower_fit.MultiPowerFit` whose ``rule`` holds the choice
@@ -196,14 +231,16 @@ def fit_multipower_held_out(table: RunsTable, lrs: Mapping[str, np.ndarray], fit
     """
     t0 = time.perf_counter()
 
-    def score(weight: float, others: list[str], held: str) -> np.ndarray:
-        fit = multipower_fit.fit_multipower(table, lrs, others, [held], penalty=drop_penalty(weight))
+    def score(candidate: float | CurvePredictor, others: list[str], held: str) -> np.ndarray:
+        fit = _fit_candidate(candidate, table, lrs, others, [held])
         return _relative_errors(fit.predictions[~fit.predictions["fitted"]])
 
-    choice = choose(tuple(PENALTIES if penalties is None else penalties), fitted, score)
-    fit = multipower_fit.fit_multipower(table, lrs, fitted, predicted, penalty=drop_penalty(choice.candidate))
+    candidates = (*(PENALTIES if penalties is None else penalties), *predictors)
+    choice = choose(candidates, fitted, score)
+    fit = _fit_candidate(choice.candidate, table, lrs, fitted, predicted)
     return dataclasses.replace(fit, predictions=with_intervals(fit.predictions, choice.half_width),
-                               rule={"penalty": "lambda on log C, beta, gamma", **choice.to_dict()},
+                               rule={**(fit.rule or {}), "penalty": "lambda on log C, beta, gamma",
+                                     **choice.to_dict()},
                                seconds=time.perf_counter() - t0)
 
 

@@ -12,6 +12,9 @@
 - :mod:`~jaxscale.inference.law_ranking`: laws ranked by PSIS-LOO;
 - :mod:`~jaxscale.inference.grouped`: one law on several datasets, some coordinates shared, the
   posterior of the differences and PSIS-LOO of sharing.
+- :mod:`~jaxscale.inference.multipower_posterior`: the multi-power law's posterior given whole
+  curves and its posterior-predictive mean, a candidate of the held-out rule of
+  :mod:`jaxscale.curves.held_out_schedules`.
 
 The law's closed-form quantities and compute-optimal allocation of every draw come from
 :mod:`jaxscale.laws.draws` and :mod:`jaxscale.optimum.allocation`, shared with fits and bootstraps.

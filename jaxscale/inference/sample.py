@@ -56,7 +56,9 @@ class NutsConfig:
 
     ``init_jitter`` is the SD of the Gaussian jitter added to the initial values (unconstrained
     space) independently for each chain; ``target_accept`` is NUTS' target acceptance rate
-    during step-size adaptation (raise it towards 0.95 if divergences appear).
+    during step-size adaptation (raise it towards 0.95 if divergences appear); ``max_tree_depth``
+    bounds each draw's leapfrog steps at 2^depth - 1 (NumPyro's 10 by default), a bound on the
+    cost of a posterior whose long ridge would otherwise build the deepest trees.
 
     ``chain_method`` is NumPyro's (``"parallel"``, ``"sequential"``, ``"vectorized"``) or
     ``"auto"``: parallel when there is a device per chain, else sequential (module docstring).
@@ -87,6 +89,7 @@ class NutsConfig:
     chain_method: str = "auto"
     init_jitter: float = 0.1
     progress_bar: bool = True
+    max_tree_depth: int = 10
 
     def __post_init__(self) -> None:
         for name in ("chains", "samples"):
@@ -98,6 +101,8 @@ class NutsConfig:
             raise ValueError(f"target_accept must be in (0, 1), got {self.target_accept}")
         if self.chain_method not in CHAIN_METHODS:
             raise ValueError(f"chain_method must be one of {CHAIN_METHODS}, got {self.chain_method!r}")
+        if self.max_tree_depth < 1:
+            raise ValueError(f"max_tree_depth must be >= 1, got {self.max_tree_depth}")
         if self.init_jitter < 0:
             raise ValueError(f"init_jitter must be >= 0, got {self.init_jitter}")
 
@@ -134,7 +139,7 @@ def run_nuts(model: Model, *args: Any, init: Mapping[str, Any], config: NutsConf
     coordinates = sum(int(np.size(v)) // config.chains for v in z0.values())
     regularize = config.regularize_mass or (config.dense_mass and coordinates >= FIRST_WINDOW)
     kernel = NUTS(model, dense_mass=config.dense_mass, target_accept_prob=config.target_accept,
-                  regularize_mass_matrix=regularize,
+                  regularize_mass_matrix=regularize, max_tree_depth=config.max_tree_depth,
                   init_strategy=init_to_value(values=dict(init)))
     # NumPyro's bars redraw with carriage returns and escape codes: only where they redraw in place
     bar = config.progress_bar and interactive()
