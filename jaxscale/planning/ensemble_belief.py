@@ -25,13 +25,16 @@ Jacobian (the gain of the ensemble Kalman filter, Evensen 1994), so where the la
 theta it is Eq. (1) with Sigma the bootstrap's covariance. s_x is the robust design's noise of a
 run at x (the sandwich's per-run scale, larger far from the compute-optimal ratio).
 
-**A plan ahead of the runs** (``jaxscale design --belief ensemble``, :func:`ensemble_covariance`):
+**A plan ahead of the runs** (``jaxscale design --belief ensemble``, :func:`ensemble_deviations`):
 without the new runs' losses there is nothing to refit, so the ensemble is read once, at the fit
-of the runs so far, as the covariance S of z = (q, f(x_1), ..., f(x_k)) over the winsorised
-refits, and each chosen run updates S by the Kalman formula, Eq. (2) of
-:mod:`jaxscale.planning.selection` with the target's gradient e_0 and candidate i's Jacobian e_i
-(under which Eq. (1) there is Eq. (3) here). The replay's design refits after every run it buys;
-this plan is its first step, carried forward linearly.
+of the runs so far: the R winsorised refits' deviations from their means, Z (R, k+1) over z = (q,
+f(x_1), ..., f(x_k)) and scaled by 1 / sqrt(R - 1), so that their covariance is Z^T Z. Eqs. (1)
+and (2) of :mod:`jaxscale.planning.selection` then run in the ensemble's own coordinates (an
+ensemble square-root filter): covariance I_R, the target's gradient Z[:, 0], candidate i's
+Jacobian Z[:, i]; Eq. (1) there is Eq. (3) here, and each chosen run updates the R x R
+covariance by the Kalman formula, Eq. (2), at a cost in R, not in the number of candidates. The
+replay's design refits after every run it buys; this plan is its first step, carried forward
+linearly.
 
 DECLARED RULES (the design ``ensemble_design`` of :mod:`jaxscale.planning.replay`; chosen on
 development tables only and committed before it ran on Epoch AI's runs or on the benchmark's
@@ -139,15 +142,16 @@ def ensemble_value(law: Law, target: Target, refits: BootstrapResult, inputs: tu
     return ensemble_reductions(q[~undefined], f[~undefined], noise, trim)
 
 
-def ensemble_covariance(law: Law, target: Target, refits: BootstrapResult, inputs: tuple[np.ndarray, ...],
+def ensemble_deviations(law: Law, target: Target, refits: BootstrapResult, inputs: tuple[np.ndarray, ...],
                         trim: float = TRIM) -> np.ndarray | None:
-    """(k+1, k+1) covariance over the winsorised refits of z = (q, f(x_1), ..., f(x_k)), q the
-    target on its design scale and f the log loss each refit predicts at the k candidates of
-    ``inputs`` (module docstring: a plan ahead of the runs).
+    """(R, k+1) deviations of the winsorised refits from their means, divided by sqrt(R - 1), of
+    z = (q, f(x_1), ..., f(x_k)), q the target on its design scale and f the log loss each refit
+    predicts at the k candidates of ``inputs``: their covariance is Z^T Z (module docstring: a
+    plan ahead of the runs).
 
     Returns:
-        The covariance; None with fewer than :data:`MIN_DRAWS` converged refits whose predictions
-        are all finite, or where more than
+        The deviations of the R usable refits; None with fewer than :data:`MIN_DRAWS` converged
+        refits whose predictions are all finite, or where more than
         :data:`~jaxscale.planning.target_intervals.MAX_UNDEFINED` of those leave the target
         undefined (the ensemble then has no spread of q to read).
     """
@@ -159,4 +163,5 @@ def ensemble_covariance(law: Law, target: Target, refits: BootstrapResult, input
     defined = usable & np.isfinite(q)
     if defined.sum() < MIN_DRAWS:
         return None
-    return np.cov(winsorised(np.column_stack([q[defined], f[defined]]), trim), rowvar=False)
+    z = winsorised(np.column_stack([q[defined], f[defined]]), trim)
+    return (z - z.mean(axis=0)) / np.sqrt(len(z) - 1)

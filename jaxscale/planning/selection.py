@@ -51,7 +51,7 @@ from jaxscale.determinacy.curvature import curvature, information, laplace_covar
 from jaxscale.inference.law_model import coordinate_priors
 from jaxscale.laws.law import Law
 from jaxscale.fitting.bootstrap import bootstrap
-from jaxscale.planning.ensemble_belief import RESAMPLES, SEED, ensemble_covariance
+from jaxscale.planning.ensemble_belief import RESAMPLES, SEED, ensemble_deviations
 from jaxscale.planning.ratio_noise import ratio_distance, robust_covariance, run_noise
 from jaxscale.planning.target_intervals import Interval, gaussian_interval
 from jaxscale.planning.targets import Target
@@ -228,7 +228,7 @@ class Plan:
             :mod:`jaxscale.planning.ratio_noise`).
         kind: the belief planned from: ``"prior"``, ``"robust"`` (the sandwich at the fit) or
             ``"ensemble"`` (the bootstrap's refits, :mod:`jaxscale.planning.ensemble_belief`; its
-            covariance is then over the target and the candidates' log loss, not the law's vector).
+            covariance is then in the ensemble's coordinates, I_R, not over the law's vector).
     """
 
     law: Law
@@ -275,17 +275,17 @@ def check_candidates(n: ArrayLike, d: ArrayLike) -> tuple[np.ndarray, np.ndarray
 
 def _ensemble(law: Law, target: Target, fit: FitResult, n: np.ndarray, d: np.ndarray,
               robust: Belief) -> tuple[Belief, np.ndarray, np.ndarray]:
-    """The ensemble belief at ``fit`` over the target and the candidates' log loss, with the
-    target's gradient e_0 and the candidates' Jacobians e_1..e_k in that space
+    """The ensemble belief at ``fit`` in the ensemble's own coordinates: covariance I_R, the
+    target's gradient and the candidates' Jacobians the refits' deviations
     (:mod:`jaxscale.planning.ensemble_belief`: a plan ahead of the runs)."""
     refits = bootstrap(fit, RESAMPLES, SEED)
     with np.errstate(invalid="ignore", over="ignore"):
-        covariance = ensemble_covariance(law, target, refits, (n, d))
-    if covariance is None:
+        deviations = ensemble_deviations(law, target, refits, (n, d))
+    if deviations is None:
         raise ValueError(f"belief 'ensemble': the bootstrap's {RESAMPLES} refits leave {target.name} undefined too "
                          "often (or too few converge) to read its spread; plan with the robust belief")
-    basis = np.eye(len(n) + 1)
-    return Belief(np.asarray(fit.vector, np.float64), covariance, robust.sigma), basis[0], basis[1:]
+    covariance = np.eye(len(deviations))
+    return Belief(np.asarray(fit.vector, np.float64), covariance, robust.sigma), deviations[:, 0], deviations[:, 1:].T
 
 
 @float64
