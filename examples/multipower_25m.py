@@ -5,8 +5,9 @@ constant_24000, cosine_24000 and wsdcon_9 and predict every checkpoint of the ot
 are fitted under one rule, :mod:`jaxscale.curves.held_out_schedules` (declared there, and
 committed, before its first measurement on the six predicted curves): each choice the fitted curves
 leave open (the multi-power law's penalty on the loss drop's shape, or its posterior-predictive
-mean instead, :mod:`jaxscale.inference.multipower_posterior`; the annealing law's decay factor) is made by holding one of the three fitted runs out at a time, and the spread of those
-held-out errors gives a 90% predictive interval at every predicted checkpoint.
+mean instead, :mod:`jaxscale.inference.multipower_posterior`; the annealing law's decay factor) is
+made by holding one of the three fitted runs out at a time, and the spread of those held-out errors
+gives a 90% predictive interval at every predicted checkpoint.
 
 Rates: the headline uses each run's schedule at every step from step 0, the 2,160 warmup steps
 included, built from the data folder's README (linear warmup to 3e-4; cosine to 3e-5; WSD's

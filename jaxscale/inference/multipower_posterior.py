@@ -252,11 +252,11 @@ class PosteriorMean:
             value = float(multipower_fit.objective(jnp.asarray(median), data))
             params = jax.tree.map(float, multipower.from_vector(jnp.asarray(median)))
         self.history.append(posterior.summary())
-        draws = len(posterior.theta)
+        draws = len(posterior.theta)  # a posterior has draws where a fit has starts
         return multipower_fit.MultiPowerFit(
-            params, value, {}, draws, draws, draws, tuple(fitted),
-            tuple(predicted), pd.concat(frames, ignore_index=True), time.perf_counter() - t0,
-            rule={"posterior": posterior.summary()})
+            params=params, objective=value, fixed={}, n_starts=draws, n_minimised=draws, n_converged=draws,
+            fitted=tuple(fitted), predicted=tuple(predicted), predictions=pd.concat(frames, ignore_index=True),
+            seconds=time.perf_counter() - t0, rule={"posterior": posterior.summary()})
 
 
 def posterior_coverage(predictions: pd.DataFrame) -> float:
