@@ -33,8 +33,9 @@ from pathlib import Path
 import jax
 import pandas as pd
 
+import jaxscale as js
 from jaxscale.lm import presets, sharding
-from jaxscale.lm.sweep import format_table, learning_curve_exponent, run_sweep
+from jaxscale.lm.sweep import format_table, learning_curve_exponent
 from jaxscale.tables import schema as rs
 
 #: Sequences a device computes at a time (see the module docstring).
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     microbatches = sharding.microbatches_for(cfg.batch_size, len(devices), MAX_ROWS_PER_DEVICE)
     print(f"training the {cfg.name} preset ({len(cfg.sizes)} sizes) on {cfg.corpus}, "
           f"{cfg.batch_size} sequences per update in {microbatches} microbatch(es) per device")
-    report(run_sweep(cfg, Path(args.out) / cfg.name, microbatches=microbatches))
+    report(js.sweep(cfg, out=Path(args.out) / cfg.name, microbatches=microbatches).result)
 
 
 if __name__ == "__main__":

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jaxscale._api._results import Figures, Result, rows
+from jaxscale.lm.presets import SweepConfig
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from jaxscale.lm.presets import SweepConfig
     from jaxscale.lm.sweep import SweepResult
     from jaxscale.lm.sweep_status import SweepStatus
 
@@ -118,12 +118,15 @@ class SweepProgress(Result):
         return self.status.to_dict()
 
     def summary(self) -> pd.DataFrame:
-        """The device-minutes left per model size and in all (NaN where no rate is measured yet),
-        with each size's runs done and planned and its updates left."""
+        """The device-minutes left per model size and in all (NaN where no rate is measured yet;
+        the total a lower bound, ``lower_bound``, where some sizes have none), with each size's
+        runs done and planned and its updates left."""
         sizes = [{"quantity": f"{s.name}: minutes left", "estimate": s.minutes_left,
                   "runs_done": s.runs_finished + s.runs_diverged, "runs_planned": s.runs_planned,
                   "updates_left": s.updates_left} for s in self.status.sizes]
-        return rows([*sizes, {"quantity": "minutes left", "estimate": self.status.minutes_left}])
+        total = self.status.minutes_left
+        return rows([*sizes, {"quantity": "minutes left", "estimate": total,
+                              "lower_bound": total is not None and bool(self.status.unmeasured)}])
 
     def _title(self) -> str:
         return f"SweepProgress: {self.status.name}"
@@ -132,19 +135,21 @@ class SweepProgress(Result):
         return self.status.text().rstrip("\n").split("\n")
 
 
-def _config(config: str | Path | None, preset: str | None, corpus: str | Path | None) -> SweepConfig:
-    """The sweep's configuration, from a file or a preset's name, training on ``corpus`` if given
-    (:func:`jaxscale.lm.presets.with_corpus`)."""
+def _config(config: str | Path | SweepConfig | None, preset: str | None, corpus: str | Path | None) -> SweepConfig:
+    """The sweep's configuration, from a file, a preset's name or a :class:`SweepConfig` itself,
+    training on ``corpus`` if given (:func:`jaxscale.lm.presets.with_corpus`)."""
     from jaxscale.lm import presets
 
     if (config is None) == (preset is None):
-        raise ValueError("give exactly one of config (a file) or preset (a name)")
-    if preset is not None:
+        raise ValueError("give exactly one of config (a file or a SweepConfig) or preset (a name)")
+    if isinstance(config, SweepConfig):
+        chosen = config
+    elif preset is not None:
         chosen = presets.preset(preset)
     elif isinstance(config, (str, Path)):
         chosen = presets.load_config(config)
     else:
-        raise ValueError(f"config must be a .json or .toml file, got {type(config).__name__}")
+        raise ValueError(f"config must be a .json or .toml file or a SweepConfig, got {type(config).__name__}")
     return presets.with_corpus(chosen, corpus)
 
 
@@ -153,7 +158,7 @@ def _out(cfg: SweepConfig, out: str | Path | None) -> Path:
     return Path(out) if out is not None else Path("out") / "sweeps" / cfg.name
 
 
-def sweep(config: str | Path | None = None, *, preset: str | None = None,
+def sweep(config: str | Path | SweepConfig | None = None, *, preset: str | None = None,
           out: str | Path | None = None, corpus: str | Path | None = None, microbatches: int = 1,
           progress: bool = True, distributed: bool = False, coordinator: str | None = None,
           num_processes: int | None = None, process_id: int | None = None,
@@ -173,7 +178,9 @@ def sweep(config: str | Path | None = None, *, preset: str | None = None,
     for the dead one).
 
     Args:
-        config: a sweep config file (``.json`` or ``.toml``); or give ``preset``.
+        config: a sweep config file (``.json`` or ``.toml``) or a
+            :class:`~jaxscale.lm.presets.SweepConfig` (a preset changed in code, e.g. by
+            :func:`~jaxscale.lm.presets.first_sizes`); or give ``preset``.
         preset: a named configuration: ``smoke``, ``cpu`` or ``paper``.
         out: the sweep's directory (default: ``out/sweeps/NAME``).
         corpus: a text corpus (``.txt`` or ``.txt.gz``) to train on instead of the config's; a
@@ -221,7 +228,7 @@ def sweep(config: str | Path | None = None, *, preset: str | None = None,
     return report
 
 
-def sweep_status(config: str | Path | None = None, *, preset: str | None = None,
+def sweep_status(config: str | Path | SweepConfig | None = None, *, preset: str | None = None,
                  out: str | Path | None = None, corpus: str | Path | None = None) -> SweepProgress:
     """How far a sweep has come and the device-minutes it has left, from its directory alone:
     nothing is trained or loaded onto a device.
@@ -229,8 +236,9 @@ def sweep_status(config: str | Path | None = None, *, preset: str | None = None,
     >>> js.sweep_status(preset="paper", out="sweep/")   # doctest: +SKIP
 
     Args:
-        config: the sweep's config file (``.json`` or ``.toml``), the one it was started with; or
-            give ``preset``.
+        config: the sweep's config file (``.json`` or ``.toml``) or
+            :class:`~jaxscale.lm.presets.SweepConfig`, the one it was started with; or give
+            ``preset``.
         preset: a named configuration: ``smoke``, ``cpu`` or ``paper``.
         out: the sweep's directory (default: ``out/sweeps/NAME``; need not exist yet: then
             nothing is done).

@@ -64,9 +64,13 @@ class SweepStatus:
     possible_extra_updates: int
 
     @property
-    def minutes_left(self) -> float:
-        """Device-minutes left for the sizes with a measured rate (a lower bound if any has none)."""
-        return sum(s.minutes_left or 0.0 for s in self.sizes)
+    def minutes_left(self) -> float | None:
+        """Device-minutes left for the sizes with a measured rate (a lower bound if any has none);
+        None (undefined) where updates are left and no size that has them has a measured rate."""
+        left = [s.minutes_left for s in self.sizes if s.updates_left]
+        if left and all(m is None for m in left):
+            return None
+        return sum(m for m in left if m is not None)
 
     @property
     def unmeasured(self) -> list[str]:
@@ -82,11 +86,13 @@ class SweepStatus:
     def text(self) -> str:
         done = sum(s.runs_finished + s.runs_diverged for s in self.sizes)
         planned = sum(s.runs_planned for s in self.sizes)
-        total = f"{self.minutes_left:.1f} device-minutes left at the measured rates"
-        if len(self.unmeasured) == len(self.sizes) and self.minutes_left == 0 and done < planned:
-            total = "time left undefined: no size has trained yet, so no rate is measured"
+        if self.minutes_left is None:
+            total = "time left undefined: no size with updates left has trained yet, so no rate is measured"
         elif self.unmeasured:
-            total = f"at least {total} (no rate yet for {', '.join(self.unmeasured)})"
+            total = (f"at least {self.minutes_left:.1f} device-minutes left at the measured rates "
+                     f"(no rate yet for {', '.join(self.unmeasured)})")
+        else:
+            total = f"{self.minutes_left:.1f} device-minutes left at the measured rates"
         lines = [
             f"sweep {self.name} in {self.out}: {done} of {planned} runs done; {total}",
             "| size | runs done / planned | diverged | updates done | updates left | run-updates/s (runs together, device) | minutes left |",

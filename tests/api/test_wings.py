@@ -41,7 +41,7 @@ def files(tmp_path):
     (lambda f: js.sweep(), "give exactly one of config"),
     (lambda f: js.sweep("sweep.toml", preset="smoke"), "give exactly one of config"),
     (lambda f: js.sweep(preset="nope"), "unknown preset 'nope'"),
-    (lambda f: js.sweep(42), "config must be a .json or .toml file, got int"),
+    (lambda f: js.sweep(42), "config must be a .json or .toml file or a SweepConfig, got int"),
     (lambda f: js.sweep(preset="smoke", microbatches=0), "microbatches must be >= 1, got 0"),
     (lambda f: js.sweep(preset="smoke", corpus=f["corpus"], out=f["file"]), "exists and is not a directory"),
     (lambda f: js.sweep(preset="smoke", corpus=f["corpus"], out=f["out"], coordinator="nohost"), "HOST:PORT"),

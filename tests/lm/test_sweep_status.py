@@ -4,8 +4,11 @@ import contextlib
 import dataclasses
 import io
 import json
+import math
 
 import pytest
+
+import jaxscale as js
 
 from jaxscale.cli import main
 from jaxscale.lm import presets
@@ -65,3 +68,18 @@ def test_status_of_another_sweeps_directory_is_refused(tmp_path, capsys):
     (tmp_path / "config.json").write_text(json.dumps({"name": "cpu"}))
     assert main(["sweep", "--preset", "smoke", "--out", str(tmp_path), "--status", "--corpus", __file__]) == 2
     assert "holds the sweep 'cpu', not 'smoke'" in capsys.readouterr().err
+
+
+def test_time_left_is_undefined_while_no_size_with_updates_left_has_a_rate(tmp_path):
+    """A size that is done counts 0 minutes; the others, never measured, leave the total undefined
+    (it was 0.0 in the summary and JSON, a number where the text said undefined)."""
+    xs, _, _ = CFG.sizes
+    for lr in CFG.learning_rates:
+        _run(tmp_path, xs, lr, "constant", done=True)
+    for fraction in CFG.budget_fractions:
+        _run(tmp_path, xs, CFG.learning_rates[0], "cosine", done=True, fraction=fraction)
+    status = sweep_status(CFG, tmp_path)
+    assert status.sizes[0].minutes_left == 0.0 and status.minutes_left is None
+    assert status.to_dict()["minutes_left"] is None and "time left undefined" in status.text()
+    total = js.sweep_status(CFG, out=tmp_path).summary().set_index("quantity").loc["minutes left"]  # a SweepConfig given
+    assert math.isnan(total["estimate"]) and not total["lower_bound"]
