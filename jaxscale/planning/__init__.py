@@ -6,6 +6,8 @@
   the Laplace belief at the current fit (or the priors), and greedy selection under a budget;
 - :mod:`~jaxscale.planning.ensemble_belief`: the same variance reduction read off bootstrap refits
   (the belief of the ensemble design);
+- :mod:`~jaxscale.planning.pacing`: a run's value per FLOP discounted by the share of the
+  study's compute it would hold (the paced design);
 - :mod:`~jaxscale.planning.candidates`: grids of candidate runs up to a cost;
 - :mod:`~jaxscale.planning.target_intervals`: bootstrap and Laplace intervals of a target;
 - :mod:`~jaxscale.planning.refits`: cheap refits of a growing subset of a pool of runs;

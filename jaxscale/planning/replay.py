@@ -24,6 +24,9 @@ The strategies (:data:`STRATEGIES`):
   bootstrap refits of the chosen runs, Eq. (3) of :mod:`jaxscale.planning.ensemble_belief`, each
   run observed with the robust design's noise; the robust design's pick where the refits leave
   no ensemble;
+- ``paced_design`` (not among :data:`STRATEGIES`): the ensemble design with each run's value per
+  FLOP discounted by the share of the compute it would hold, S / (S + C), S the compute spent,
+  Eq. (4) of :mod:`jaxscale.planning.pacing`;
 - ``laplace_design`` (the design before the robust belief, kept for comparison and not among
   :data:`STRATEGIES`): the same under the Laplace belief (the Jacobian of every run of the pool at
   the fit's optimum, the robust scale of the chosen runs' residuals, the law's priors), one noise
@@ -58,6 +61,7 @@ from jaxscale.determinacy.curvature import prediction_jacobian, robust_sigma
 from jaxscale.planning.target_intervals import Interval, bootstrap_interval
 from jaxscale.planning.refits import Pool, first_fit, pooled_bootstrap, refit
 from jaxscale.planning.ensemble_belief import RESAMPLES, SEED, TRIM, ensemble_value
+from jaxscale.planning.pacing import share_discount
 from jaxscale.planning.selection import (
     Belief,
     laplace_belief,
@@ -154,10 +158,11 @@ def design_strategy(target: Target, robust: bool = True) -> Strategy:
 
 
 def ensemble_design_strategy(target: Target, resamples: int = RESAMPLES, seed: int = SEED,
-                             trim: float = TRIM) -> Strategy:
+                             trim: float = TRIM, paced: bool = False) -> Strategy:
     """The run of largest variance reduction of ``target`` per FLOP under the ensemble belief,
-    Eq. (3) of :mod:`jaxscale.planning.ensemble_belief` (module docstring); the robust design's
-    pick where the refits leave no ensemble."""
+    Eq. (3) of :mod:`jaxscale.planning.ensemble_belief` (module docstring), ``paced``: discounted
+    by the share of the compute it would hold, Eq. (4) of :mod:`jaxscale.planning.pacing`; the
+    robust design's pick where the refits leave no ensemble."""
     robust = design_strategy(target)
 
     def pick(pool: Pool, chosen: np.ndarray, fit: FitResult, allowed: np.ndarray) -> int:
@@ -165,6 +170,8 @@ def ensemble_design_strategy(target: Target, resamples: int = RESAMPLES, seed: i
         refits = pooled_bootstrap(pool, chosen, fit, resamples, seed)
         with np.errstate(invalid="ignore", over="ignore"):
             gain = ensemble_value(pool.law, target, refits, at.inputs, at.noise, trim)
+        if gain is not None and paced:
+            gain = gain * share_discount(pool.runs.c, chosen)
         best = None if gain is None else _best_per_flop(pool, gain, allowed)
         return robust(pool, chosen, fit, allowed) if best is None else best
     return pick
@@ -174,8 +181,8 @@ def strategy(name: str, pool: Pool, target: Target, seed: int = 0) -> Strategy:
     """The strategy called ``name`` (:data:`STRATEGIES`) on ``pool``; ``seed`` orders ``random``."""
     if name in ("design", "laplace_design"):
         return design_strategy(target, robust=name == "design")
-    if name == "ensemble_design":
-        return ensemble_design_strategy(target)
+    if name in ("ensemble_design", "paced_design"):
+        return ensemble_design_strategy(target, paced=name == "paced_design")
     orders = {"random": lambda: random_order(pool, seed), "cheapest": lambda: cheapest_order(pool),
               "isoflop": lambda: isoflop_order(pool)}
     if name not in orders:
