@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from jaxscale.curves import held_out_schedules, multipower_fit
-from jaxscale.inference import multipower_posterior
+from jaxscale.inference import curve_posterior, multipower_posterior
 from jaxscale.laws import multipower
 from jaxscale.optimum.best_schedule import optimal_schedule
 from jaxscale.tables.learning_rates import run_learning_rates
@@ -123,7 +123,7 @@ def main(profile: bool = False) -> None:
         show("multi-power law, penalty lambda or posterior mean", judged, fit.rule)
         if "posterior_lo" in judged:
             print(f"    the posterior's own 90% predictive intervals cover "
-                  f"{multipower_posterior.posterior_coverage(judged):.1%} of the predicted points")
+                  f"{curve_posterior.posterior_coverage(judged):.1%} of the predicted points")
         for sampled in posterior.history:
             print(f"    NUTS given {', '.join(sampled['fitted_runs'])}: {sampled['divergences']} divergences, "
                   f"largest R-hat {sampled['max_r_hat']:.3f}, smallest bulk ESS {sampled['min_ess_bulk']:.0f}, "
