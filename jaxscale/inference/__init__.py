@@ -17,7 +17,9 @@
   posterior-predictive mean and interval);
 - :mod:`~jaxscale.inference.multipower_posterior`: the multi-power law's posterior given whole
   curves and its posterior-predictive mean, a candidate of the held-out rule of
-  :mod:`jaxscale.curves.held_out_schedules`.
+  :mod:`jaxscale.curves.held_out_schedules`;
+- :mod:`~jaxscale.inference.annealing_posterior`: the same candidate for Tissue et al.'s annealing
+  law (its four coordinates under the law's own priors, lambda fixed at 0.999).
 
 The law's closed-form quantities and compute-optimal allocation of every draw come from
 :mod:`jaxscale.laws.draws` and :mod:`jaxscale.optimum.allocation`, shared with fits and bootstraps.
