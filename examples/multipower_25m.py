@@ -106,8 +106,12 @@ def show(law: str, judged: pd.DataFrame, rule: dict) -> tuple[float, float, floa
     the PredE, every-point error and coverage; return the last three."""
     every, per_run = errors(judged)
     inside = (judged["predicted_lo"] <= judged["loss"]) & (judged["loss"] <= judged["predicted_hi"])
-    scores = ", ".join(f"{_label(s['candidate'])}: {s['score']:.3%}" for s in rule["scores"])
-    print(f"  {law}: chosen {_label(rule['chosen'])} (held-out PredE by candidate: {scores})")
+    runs = ", ".join(rule["held_out_runs"])
+    scores = "; ".join(f"{_label(s['candidate'])}: {s['score']:.3%} ("
+                       + ", ".join("undefined" if v is None else f"{v:.3%}" for v in s["per_run"]) + ")"
+                       for s in rule["scores"])
+    print(f"  {law}: chosen {_label(rule['chosen'])} (held-out PredE by candidate, then by the run held out, "
+          f"{runs}: {scores})")
     for run, rows in judged.groupby("run_id", sort=False):
         print(f"    {run:<18} mean error {errors(rows)[0]:.3%}, in the 90% interval {inside[rows.index].mean():.0%}")
     print(f"    PredE (per-run mean) {per_run:.3%}, every point {every:.3%}; 90% intervals "
