@@ -24,8 +24,8 @@ objective's plain minimum and the authors' own parameters under the same evaluat
 
 Run: python examples/multipower_25m.py [--profile] [--tissue-only]   (tens of minutes on a CPU: the rule fits each
 law 16 to 19 times, and each law's posterior is sampled three times per source of rates, four
-where the rule chooses it: 38 min on two shared cores before Tissue et al.'s posterior was added;
-../shared/data beside the clone)
+where the rule chooses it: 41 min on two shared cores at load average 2-4; ../shared/data beside
+the clone)
 """
 
 from __future__ import annotations
