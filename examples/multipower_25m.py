@@ -5,7 +5,8 @@ constant_24000, cosine_24000 and wsdcon_9 and predict every checkpoint of the ot
 are fitted under one rule, :mod:`jaxscale.curves.held_out_schedules` (declared there, and
 committed, before its first measurement on the six predicted curves): each choice the fitted curves
 leave open (the multi-power law's penalty on the loss drop's shape, or its posterior-predictive
-mean instead, :mod:`jaxscale.inference.multipower_posterior`; the annealing law's decay factor) is
+mean instead, :mod:`jaxscale.inference.multipower_posterior`; the annealing law's decay factor, or
+its posterior-predictive mean at lambda 0.999, :mod:`jaxscale.inference.annealing_posterior`) is
 made by holding one of the three fitted runs out at a time, and the spread of those held-out errors
 gives a 90% predictive interval at every predicted checkpoint.
 
@@ -19,9 +20,12 @@ objective's plain minimum and the authors' own parameters under the same evaluat
 ``--profile``, the objective's profile in beta (the law refitted with beta held at each of
 :data:`PROFILE`, the authors' 0.583 among them); and the schedule the law predicts to end lowest.
 
-Run: python examples/multipower_25m.py [--profile]   (tens of minutes on a CPU: the rule fits each
-law 16 to 19 times, and the multi-power law's posterior is sampled three times per source of rates,
-four where the rule chooses it: 38 min on two shared cores; ../shared/data beside the clone)
+``--tissue-only``: Tissue et al.'s law under the rule alone, with both sources of rates.
+
+Run: python examples/multipower_25m.py [--profile] [--tissue-only]   (tens of minutes on a CPU: the rule fits each
+law 16 to 19 times, and each law's posterior is sampled three times per source of rates, four
+where the rule chooses it: 41 min on two shared cores at load average 2-4; ../shared/data beside
+the clone)
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from jaxscale.curves import held_out_schedules, multipower_fit
-from jaxscale.inference import multipower_posterior
+from jaxscale.inference import annealing_posterior, curve_posterior, multipower_posterior
 from jaxscale.laws import multipower
 from jaxscale.optimum.best_schedule import optimal_schedule
 from jaxscale.tables.learning_rates import run_learning_rates
@@ -102,8 +106,12 @@ def show(law: str, judged: pd.DataFrame, rule: dict) -> tuple[float, float, floa
     the PredE, every-point error and coverage; return the last three."""
     every, per_run = errors(judged)
     inside = (judged["predicted_lo"] <= judged["loss"]) & (judged["loss"] <= judged["predicted_hi"])
-    scores = ", ".join(f"{_label(s['candidate'])}: {s['score']:.3%}" for s in rule["scores"])
-    print(f"  {law}: chosen {_label(rule['chosen'])} (held-out PredE by candidate: {scores})")
+    runs = ", ".join(rule["held_out_runs"])
+    scores = "; ".join(f"{_label(s['candidate'])}: {s['score']:.3%} ("
+                       + ", ".join("undefined" if v is None else f"{v:.3%}" for v in s["per_run"]) + ")"
+                       for s in rule["scores"])
+    print(f"  {law}: chosen {_label(rule['chosen'])} (held-out PredE by candidate, then by the run held out, "
+          f"{runs}: {scores})")
     for run, rows in judged.groupby("run_id", sort=False):
         print(f"    {run:<18} mean error {errors(rows)[0]:.3%}, in the 90% interval {inside[rows.index].mean():.0%}")
     print(f"    PredE (per-run mean) {per_run:.3%}, every point {every:.3%}; 90% intervals "
@@ -111,29 +119,51 @@ def show(law: str, judged: pd.DataFrame, rule: dict) -> tuple[float, float, floa
     return per_run, every, float(inside.mean())
 
 
-def main(profile: bool = False) -> None:
+def sampler_report(judged: pd.DataFrame, history: list) -> None:
+    """Print the coverage of a posterior candidate's own intervals (where the rule chose it) and
+    the diagnostics of every posterior it sampled."""
+    if "posterior_lo" in judged:
+        print(f"    the posterior's own 90% predictive intervals cover "
+              f"{curve_posterior.posterior_coverage(judged):.1%} of the predicted points")
+    for sampled in history:
+        print(f"    NUTS given {', '.join(sampled['fitted_runs'])}: {sampled['divergences']} divergences, "
+              f"largest R-hat {sampled['max_r_hat']:.3f}, smallest bulk ESS {sampled['min_ess_bulk']:.0f}, "
+              f"{sampled['seconds']:.0f} s")
+
+
+def multipower_under_rule(table, rates: dict) -> multipower_fit.MultiPowerFit:
+    """The multi-power law under the rule, its posterior mean a candidate; printed, and returned."""
+    posterior = multipower_posterior.PosteriorMean()
+    fit = held_out_schedules.fit_multipower_held_out(table, rates, FITTED, PREDICTED, predictors=(posterior,))
+    print(f"  multi-power law under the rule: {fit.params}")
+    judged = fit.predictions[~fit.predictions["fitted"]]
+    show("multi-power law, penalty lambda or posterior mean", judged, fit.rule)
+    sampler_report(judged, posterior.history)
+    plain = multipower_fit.fit_multipower(table, rates, FITTED, PREDICTED)
+    every, per_run = errors(plain.predictions[~plain.predictions["fitted"]])
+    print(f"  the objective's minimum (no rule): PredE {per_run:.3%}, every point {every:.3%}")
+    return fit
+
+
+def tissue_under_rule(table, rates: dict) -> None:
+    """Tissue et al.'s law under the rule, its posterior mean at lambda 0.999 a candidate; printed."""
+    posterior = annealing_posterior.AnnealingPosteriorMean()
+    tissue = held_out_schedules.fit_annealing_held_out(table, rates, FITTED, PREDICTED, predictors=(posterior,))
+    print(f"  Tissue et al.'s law under the rule: {tissue.fit.fit.params}")
+    show("Tissue et al.'s law, decay factor or posterior mean", tissue.fit.predictions, tissue.choice.to_dict())
+    sampler_report(tissue.fit.predictions, posterior.history)
+
+
+def main(profile: bool = False, tissue_only: bool = False) -> None:
     table, lrs = curves()
     print("fit rule: jaxscale.curves.held_out_schedules (one fitted schedule held out at a time)")
     for source, rates in (("schedule", lrs), ("recorded", recorded(table))):
         print(f"rates from the {source}:")
-        posterior = multipower_posterior.PosteriorMean()
-        fit = held_out_schedules.fit_multipower_held_out(table, rates, FITTED, PREDICTED, predictors=(posterior,))
-        print(f"  multi-power law under the rule: {fit.params}")
-        judged = fit.predictions[~fit.predictions["fitted"]]
-        show("multi-power law, penalty lambda or posterior mean", judged, fit.rule)
-        if "posterior_lo" in judged:
-            print(f"    the posterior's own 90% predictive intervals cover "
-                  f"{multipower_posterior.posterior_coverage(judged):.1%} of the predicted points")
-        for sampled in posterior.history:
-            print(f"    NUTS given {', '.join(sampled['fitted_runs'])}: {sampled['divergences']} divergences, "
-                  f"largest R-hat {sampled['max_r_hat']:.3f}, smallest bulk ESS {sampled['min_ess_bulk']:.0f}, "
-                  f"{sampled['seconds']:.0f} s")
-        tissue = held_out_schedules.fit_annealing_held_out(table, rates, FITTED, PREDICTED)
-        print(f"  Tissue et al.'s law under the rule: {tissue.fit.fit.params}")
-        show("Tissue et al.'s law, decay factor", tissue.fit.predictions, tissue.choice.to_dict())
-        plain = multipower_fit.fit_multipower(table, rates, FITTED, PREDICTED)
-        every, per_run = errors(plain.predictions[~plain.predictions["fitted"]])
-        print(f"  the objective's minimum (no rule): PredE {per_run:.3%}, every point {every:.3%}")
+        if not tissue_only:
+            fit = multipower_under_rule(table, rates)
+        tissue_under_rule(table, rates)
+    if tissue_only:
+        return
     with jax.enable_x64(True):
         published = pd.concat([pd.DataFrame({"run_id": run, "loss": d.loss, "predicted": np.asarray(
             multipower.loss(multipower.PUBLISHED_25M, jax.tree.map(jnp.asarray, d.curve)))})
@@ -158,4 +188,4 @@ def main(profile: bool = False) -> None:
 
 
 if __name__ == "__main__":
-    main(profile="--profile" in sys.argv[1:])
+    main(profile="--profile" in sys.argv[1:], tissue_only="--tissue-only" in sys.argv[1:])

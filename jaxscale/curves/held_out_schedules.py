@@ -27,7 +27,14 @@ it predicts:
      passes it, ``jaxscale curve`` does not (its four posteriors take minutes each on a CPU);
    - Tissue et al.'s annealing law (:mod:`jaxscale.curves.lr_annealing_fit`): its decay factor
      lambda of S2 over :data:`jaxscale.curves.lr_annealing_fit.DECAY_GRID`, every checkpoint fitted
-     (the multi-power law's checkpoints), as the choice that law leaves open.
+     (the multi-power law's checkpoints), as the choice that law leaves open; then, last, its
+     posterior-predictive mean under the law's own weakly informative priors
+     (:mod:`jaxscale.inference.annealing_posterior`: NUTS over its four coordinates log L0, log A,
+     log C, alpha, with lambda fixed at the paper's 0.999, the same likelihood and sampler as the
+     multi-power law's posterior, :mod:`jaxscale.inference.curve_posterior`), passed in by the
+     caller (``predictors`` of :func:`fit_annealing_held_out`) as the multi-power law's is;
+     ``examples/multipower_25m.py`` passes both (declared, and committed, before this candidate's
+     first run on the 25M curves).
 
 2. **Hold one fitted schedule out.** For each run r of the F >= 2 runs fitted, each candidate
    is fitted to the other F - 1 and predicts every checkpoint of r; its score is the mean over
@@ -199,6 +206,18 @@ class CurvePredictor(Protocol):
             predicted: Sequence[str]) -> multipower_fit.MultiPowerFit: ...
 
 
+class AnnealingPredictor(Protocol):
+    """A candidate of Tissue et al.'s law's list that is not a decay factor (step 1): its
+    ``label``, and ``fit(table, lrs, fitted, predicted)``, a
+    :class:`~jaxscale.curves.lr_annealing_fit.CurveFit` whose predictions column is its
+    prediction of every checkpoint of the runs ``predicted``."""
+
+    label: str
+
+    def fit(self, table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Sequence[str],
+            predicted: Sequence[str]) -> lr_annealing_fit.CurveFit: ...
+
+
 def _fit_candidate(candidate: float | CurvePredictor, table: RunsTable, lrs: Mapping[str, np.ndarray],
                    fitted: Sequence[str], predicted: Sequence[str]) -> multipower_fit.MultiPowerFit:
     """The multi-power law's candidate ``candidate`` (a penalty weight or a predictor) fitted to ``fitted``."""
@@ -246,7 +265,7 @@ def fit_multipower_held_out(table: RunsTable, lrs: Mapping[str, np.ndarray], fit
 
 @dataclass(frozen=True)
 class AnnealingHeldOut:
-    """Tissue et al.'s law under the rule: the fit at the decay factor chosen (``fit``, its
+    """Tissue et al.'s law under the rule: the fit of the candidate chosen (``fit``, its
     predictions with interval columns) and the choice."""
 
     fit: lr_annealing_fit.CurveFit
@@ -259,12 +278,20 @@ class AnnealingHeldOut:
                 "interval_coverage": coverage(judged[rs.LOSS], judged["predicted_lo"], judged["predicted_hi"])}
 
 
+def _fit_annealing_candidate(candidate: float | AnnealingPredictor, table: RunsTable, lrs: Mapping[str, np.ndarray],
+                             fitted: Sequence[str], predicted: Sequence[str]) -> lr_annealing_fit.CurveFit:
+    """Tissue et al.'s law's candidate ``candidate`` (a decay factor or a predictor) fitted to ``fitted``."""
+    if isinstance(candidate, (int, float)):
+        return lr_annealing_fit.fit_group(table, lrs, fitted, predicted, decay=candidate, skip_warmups=0)
+    return candidate.fit(table, lrs, fitted, predicted)
+
+
 def fit_annealing_held_out(table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Sequence[str],
-                           predicted: Sequence[str], *,
-                           decays: Sequence[float] = lr_annealing_fit.DECAY_GRID) -> AnnealingHeldOut:
-    """Tissue et al.'s annealing law under the same rule: its decay factor lambda chosen among
-    ``decays`` by holding one fitted run out at a time, every checkpoint fitted, with
-    :data:`LEVEL` predictive intervals at every predicted checkpoint.
+                           predicted: Sequence[str], *, decays: Sequence[float] = lr_annealing_fit.DECAY_GRID,
+                           predictors: Sequence[AnnealingPredictor] = ()) -> AnnealingHeldOut:
+    """Tissue et al.'s annealing law under the same rule: the candidate (a decay factor lambda of
+    ``decays``, then each of ``predictors``) chosen by holding one fitted run out at a time, every
+    checkpoint fitted, with :data:`LEVEL` predictive intervals at every predicted checkpoint.
 
     Args:
         table: the runs' checkpoints.
@@ -272,15 +299,16 @@ def fit_annealing_held_out(table: RunsTable, lrs: Mapping[str, np.ndarray], fitt
         fitted: the runs fitted (at least two).
         predicted: the runs predicted.
         decays: the candidate decay factors.
+        predictors: further candidates, after the decay factors (e.g. the posterior-predictive
+            mean, :class:`jaxscale.inference.annealing_posterior.AnnealingPosteriorMean`).
 
     Returns:
         An :class:`AnnealingHeldOut`.
     """
-    def score(decay: float, others: list[str], held: str) -> np.ndarray:
-        fit = lr_annealing_fit.fit_group(table, lrs, others, [held], decay=decay, skip_warmups=0)
-        return _relative_errors(fit.predictions)
+    def score(candidate: float | AnnealingPredictor, others: list[str], held: str) -> np.ndarray:
+        return _relative_errors(_fit_annealing_candidate(candidate, table, lrs, others, [held]).predictions)
 
-    choice = choose(tuple(decays), fitted, score)
-    fit = lr_annealing_fit.fit_group(table, lrs, fitted, predicted, decay=choice.candidate, skip_warmups=0)
+    choice = choose((*decays, *predictors), fitted, score)
+    fit = _fit_annealing_candidate(choice.candidate, table, lrs, fitted, predicted)
     return AnnealingHeldOut(dataclasses.replace(fit, predictions=with_intervals(fit.predictions, choice.half_width)),
                             choice)

@@ -22,35 +22,17 @@ factor 4.5). Not a penalty in disguise: the penalty the rule chose before this c
 lambda = 1e-3 on a Huber objective of residuals ~1e-3, is a Gaussian prior of SD
 sqrt(sigma^2 / (2 lambda)) ~ 0.02 on the same coordinates, 25 to 75 times narrower.
 
-**Likelihood.** The fit's objective is the Huber loss (delta = 1e-3) of the log residuals
-e_t = log L_t - log Lhat_t. Its robust counterpart with a scale of its own is a Student-t (the
-likelihood of :mod:`jaxscale.inference.law_model`, df = :data:`DF`), but the residuals of one curve
-are not independent: a law that misses a curve misses it for thousands of steps, so neighbouring
-checkpoints' residuals move together, and an independent likelihood would count each curve's few
-effective observations hundreds of times (a posterior as narrow as the optimum's ridge allows,
-whose mean is the optimum). The residuals of each run, in step order, are therefore an AR(1)
-series with Student-t innovations:
-
-    e_1 ~ StudentT(df, 0, sigma / sqrt(1 - rho^2)),   e_t - rho e_{t-1} ~ StudentT(df, 0, sigma),
-
-sigma ~ HalfNormal(:data:`SIGMA_PRIOR`) (residuals of 1e-3 are typical), rho ~ Uniform(-1, 1);
-rho = 0 is the independent Student-t. As in the fit, each run's drops are merged in blocks of
-:data:`jaxscale.curves.multipower_fit.FIT_BLOCK` steps (at most 2.6e-5 of L on the fitted runs);
-predictions are exact.
-
-**Sampler.** NUTS by :func:`jaxscale.inference.sample.run_nuts` (dense mass matrix): :data:`CONFIG`,
-4 chains of 250 warmup and 250 draws, target acceptance 0.9, trees of at most 255 leapfrog steps
-(depth 8; held out on the 25M curves, constant_24000 left out, a chain averaged 57), seed 0, each
-chain started (with the sampler's jitter) from the fit of the rule's heaviest penalty to the same
-runs (the candidate nearest the priors' centre; where the posterior's bulk is, warmup finds). The
-length is a bound on cost (the rule samples four posteriors per call), not a sign of mixing: the
-diagnostics say how well each mixed. R-hat, effective sample
-sizes and divergences are checked (:func:`jaxscale.inference.diagnostics.diagnose`), warned
-about, and kept with every posterior (:attr:`PosteriorMean.history`).
-
-**Prediction.** The mean is taken over :data:`PREDICTIVE_DRAWS` draws, evenly thinned from the
-1,000; the predictive interval at level q is the central q of Lhat_d exp(e_d), e_d a draw of the
-stationary marginal of the residual, StudentT(df, 0, sigma_d / sqrt(1 - rho_d^2)) (seed 1).
+**Likelihood, sampler and prediction** are those of every curve law's posterior
+(:mod:`jaxscale.inference.curve_posterior`): each run's log residuals an AR(1) series with
+Student-t innovations (df 4, sigma ~ HalfNormal(0.01), rho ~ Uniform(-1, 1)); NUTS with
+:data:`~jaxscale.inference.curve_posterior.CONFIG`, 4 chains of 250 warmup and 250 draws, trees of
+at most 255 leapfrog steps (depth 8; held out on the 25M curves, constant_24000 left out, a chain
+averaged 57), seed 0, each chain started from the fit of the rule's heaviest penalty to the same
+runs (the candidate nearest the priors' centre; where the posterior's bulk is, warmup finds); the
+mean over 200 thinned draws and the predictive interval of an observed loss. As in the fit, each
+run's drops are merged in blocks of :data:`jaxscale.curves.multipower_fit.FIT_BLOCK` steps (at most
+2.6e-5 of L on the fitted runs); predictions are exact. Every posterior's diagnostics are kept
+(:attr:`PosteriorMean.history`).
 """
 
 from __future__ import annotations
@@ -60,7 +42,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import arviz as az
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -70,8 +51,9 @@ import pandas as pd
 
 from jaxscale.core.numerics import float64
 from jaxscale.curves import held_out_schedules, multipower_fit
-from jaxscale.inference import diagnostics
-from jaxscale.inference.sample import NutsConfig, run_nuts
+from jaxscale.inference import curve_posterior
+from jaxscale.inference.curve_posterior import CONFIG, PREDICTIVE_DRAWS, CurvePosterior
+from jaxscale.inference.sample import NutsConfig
 from jaxscale.laws import multipower
 from jaxscale.tables import schema as rs
 from jaxscale.tables.table import RunsTable
@@ -80,15 +62,6 @@ from jaxscale.tables.table import RunsTable
 COORDINATES = ("log_L0", "log_A", "alpha", "log_B", "log_C", "beta", "gamma")
 #: Prior standard deviations of the seven coordinates (module docstring).
 PRIOR_SD = (0.5, 1.0, 0.5, 1.5, 1.5, 0.5, 0.5)
-#: Degrees of freedom of the residuals' Student-t innovations, and the HalfNormal scale of sigma.
-DF, SIGMA_PRIOR = 4.0, 0.01
-#: The sampler's settings.
-CONFIG = NutsConfig(chains=4, warmup=250, samples=250, seed=0, target_accept=0.9, max_tree_depth=8,
-                    progress_bar=False)
-#: Draws the posterior-predictive mean and interval are taken over (thinned evenly).
-PREDICTIVE_DRAWS = 200
-#: Seed of the residual draws of the predictive intervals.
-NOISE_SEED = 1
 
 
 def prior_centre(data: multipower_fit.CurveData) -> np.ndarray:
@@ -100,44 +73,16 @@ def prior_centre(data: multipower_fit.CurveData) -> np.ndarray:
     return centre
 
 
-def ar1_log_density(residuals: jnp.ndarray, sigma: jnp.ndarray, rho: jnp.ndarray, df: float = DF) -> jnp.ndarray:
-    """log p(e_1..e_K) of one run's residuals in step order: e_1 ~ StudentT(df, 0, sigma /
-    sqrt(1 - rho^2)), e_t - rho e_{t-1} ~ StudentT(df, 0, sigma)."""
-    first = dist.StudentT(df, 0.0, sigma / jnp.sqrt(1 - rho**2)).log_prob(residuals[0])
-    return first + jnp.sum(dist.StudentT(df, 0.0, sigma).log_prob(residuals[1:] - rho * residuals[:-1]))
-
-
 def curve_model(data: multipower_fit.CurveData, centre: jnp.ndarray) -> None:
     """The model of the module docstring: the seven coordinates (sites :data:`COORDINATES`),
-    sigma and rho from their priors, every run's log residuals an AR(1) Student-t series."""
+    sigma and rho from their priors, every run's log residuals an AR(1) Student-t series
+    (:func:`jaxscale.inference.curve_posterior.residual_likelihood`)."""
     coordinates = []
     for name, log, loc, sd in zip(COORDINATES, multipower.LOG_SCALE, centre, PRIOR_SD):
         prior = dist.Normal(loc, sd) if log else dist.TruncatedNormal(loc, sd, low=0.0)
         coordinates.append(numpyro.sample(name, prior))
     params = multipower.from_vector(jnp.stack(coordinates))
-    sigma = numpyro.sample("sigma", dist.HalfNormal(SIGMA_PRIOR))
-    rho = numpyro.sample("rho", dist.Uniform(-1.0, 1.0))
-    numpyro.factor("curves", sum(ar1_log_density(jnp.log(run.loss) - jnp.log(multipower.loss(params, run.curve)),
-                                                 sigma, rho) for run in data))
-
-
-@dataclass(frozen=True)
-class CurvePosterior:
-    """Draws of the posterior (``theta`` [draws, 7] in vector coordinates, ``sigma``, ``rho``),
-    pooled over chains, the sampler's ``diagnostics``, the runs it was given and its seconds."""
-
-    theta: np.ndarray
-    sigma: np.ndarray
-    rho: np.ndarray
-    diagnostics: diagnostics.Diagnostics
-    fitted: tuple[str, ...]
-    seconds: float
-
-    def summary(self) -> dict[str, Any]:
-        """The runs, divergences, the largest R-hat, the smallest bulk ESS and the problems found."""
-        return {"fitted_runs": list(self.fitted), "divergences": self.diagnostics.divergences,
-                "max_r_hat": max(self.diagnostics.r_hat.values()), "min_ess_bulk": min(self.diagnostics.ess_bulk.values()),
-                "problems": list(self.diagnostics.problems), "seconds": self.seconds}
+    curve_posterior.residual_likelihood([jnp.log(run.loss) - jnp.log(multipower.loss(params, run.curve)) for run in data])
 
 
 def _start(fit: multipower_fit.MultiPowerFit) -> dict[str, float]:
@@ -145,8 +90,7 @@ def _start(fit: multipower_fit.MultiPowerFit) -> dict[str, float]:
     theta = np.asarray(multipower.to_vector(multipower.MultiPowerParams(*map(np.float64, fit.params))))
     frame = fit.predictions[fit.predictions["fitted"]]
     e = np.log(frame[rs.LOSS].to_numpy()) - np.log(frame["predicted"].to_numpy())
-    rho = float(np.clip(np.corrcoef(e[1:], e[:-1])[0, 1], -0.9, 0.9))
-    return {**dict(zip(COORDINATES, map(float, theta))), "sigma": float(np.std(e) * np.sqrt(1 - rho**2)), "rho": rho}
+    return {**dict(zip(COORDINATES, map(float, theta))), **curve_posterior.noise_start(e)}
 
 
 @float64
@@ -161,26 +105,16 @@ def sample_posterior(table: RunsTable, lrs: Mapping[str, np.ndarray], fitted: Se
         config: the sampler's settings.
 
     Returns:
-        A :class:`CurvePosterior`; its problems are also warned about
-        (:class:`~jaxscale.inference.diagnostics.SamplingWarning`).
+        A :class:`~jaxscale.inference.curve_posterior.CurvePosterior`; its problems are also warned
+        about (:class:`~jaxscale.inference.diagnostics.SamplingWarning`).
     """
     t0 = time.perf_counter()
     start = multipower_fit.fit_multipower(table, lrs, fitted, [],
                                           penalty=held_out_schedules.drop_penalty(max(held_out_schedules.PENALTIES)))
     data = jax.tree.map(jnp.asarray, multipower_fit.curve_data(table, lrs, list(fitted), multipower_fit.FIT_BLOCK))
     centre = jnp.asarray(prior_centre(data))
-    mcmc = run_nuts(curve_model, data, centre, init=_start(start), config=config)
-    idata = az.from_numpyro(mcmc, log_likelihood=False)
-    diag = diagnostics.diagnose(idata)
-    diagnostics.warn_problems(diag)
-    samples = {k: np.asarray(v, np.float64) for k, v in mcmc.get_samples().items()}
-    theta = np.stack([samples[name] for name in COORDINATES], -1)
-    return CurvePosterior(theta, samples["sigma"], samples["rho"], diag, tuple(fitted), time.perf_counter() - t0)
-
-
-def thinned(count: int, draws: int = PREDICTIVE_DRAWS) -> np.ndarray:
-    """Indices of ``draws`` of ``count`` draws, evenly spaced (all of them if fewer)."""
-    return np.unique(np.linspace(0, count - 1, min(draws, count)).round().astype(int))
+    return curve_posterior.sample(curve_model, data, centre, init=_start(start), coordinates=COORDINATES,
+                                  fitted=fitted, config=config, started=t0)
 
 
 @float64
@@ -188,7 +122,7 @@ def predictive(posterior: CurvePosterior, table: RunsTable, lrs: Mapping[str, np
                level: float = held_out_schedules.LEVEL, draws: int = PREDICTIVE_DRAWS) -> pd.DataFrame:
     """The posterior-predictive mean of L at every checkpoint of ``runs`` (column predicted) and
     the central ``level`` interval of an observed loss there (posterior_lo, posterior_hi), over
-    ``draws`` thinned draws (module docstring).
+    ``draws`` thinned draws (:func:`jaxscale.inference.curve_posterior.predictive_columns`).
 
     Args:
         posterior: the draws.
@@ -201,18 +135,14 @@ def predictive(posterior: CurvePosterior, table: RunsTable, lrs: Mapping[str, np
     Returns:
         run_id, step, loss, predicted, posterior_lo, posterior_hi: one row per checkpoint.
     """
-    keep = thinned(len(posterior.theta), draws)
+    keep = curve_posterior.thinned(len(posterior.theta), draws)
     theta = jnp.asarray(posterior.theta[keep])
-    scale = jnp.asarray(posterior.sigma[keep] / np.sqrt(1 - posterior.rho[keep] ** 2))
     frames = []
     for index, (run, d) in enumerate(zip(runs, multipower_fit.curve_data(table, lrs, list(runs)))):
         curve = jax.tree.map(jnp.asarray, d.curve)
         losses = np.asarray(jax.lax.map(lambda t: multipower.loss(multipower.from_vector(t), curve), theta))
-        noise = jax.random.t(jax.random.fold_in(jax.random.PRNGKey(NOISE_SEED), index), DF, losses.shape)
-        observed = losses * np.exp(np.asarray(scale)[:, None] * np.asarray(noise))
-        lower, upper = np.quantile(observed, [(1 - level) / 2, (1 + level) / 2], axis=0)
         frames.append(pd.DataFrame({rs.RUN_ID: run, rs.STEP: np.asarray(d.curve.step), rs.LOSS: np.asarray(d.loss),
-                                    "predicted": losses.mean(axis=0), "posterior_lo": lower, "posterior_hi": upper}))
+                                    **curve_posterior.predictive_columns(losses, posterior, keep, index, level)}))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -257,9 +187,4 @@ class PosteriorMean:
             params=params, objective=value, fixed={}, n_starts=draws, n_minimised=draws, n_converged=draws,
             fitted=tuple(fitted), predicted=tuple(predicted), predictions=pd.concat(frames, ignore_index=True),
             seconds=time.perf_counter() - t0, rule={"posterior": posterior.summary()})
-
-
-def posterior_coverage(predictions: pd.DataFrame) -> float:
-    """The fraction of observed losses inside their posterior-predictive intervals."""
-    return held_out_schedules.coverage(predictions[rs.LOSS], predictions["posterior_lo"], predictions["posterior_hi"])
 

@@ -1,6 +1,6 @@
 """The 25M curves of Luo et al. (2025) under the held-out fit rule (``examples/multipower_25m.py``'s
 split and schedule rates; ../shared/data, skipped where absent). Opt-in: each law is fitted 16 to
-19 times and the multi-power law's posterior sampled three or four times (tens of minutes on two cores)."""
+19 times and each law's posterior sampled three or four times (tens of minutes on two cores)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from jaxscale.curves import held_out_schedules as ho
+from jaxscale.inference.annealing_posterior import AnnealingPosteriorMean
 from jaxscale.inference.multipower_posterior import PosteriorMean
 from tests.conftest import shared_data_file
 
@@ -28,7 +29,7 @@ def ruled():
     table, lrs = example["curves"]()
     fitted, predicted = example["FITTED"], example["PREDICTED"]
     multi = ho.fit_multipower_held_out(table, lrs, fitted, predicted, predictors=(PosteriorMean(),))
-    tissue = ho.fit_annealing_held_out(table, lrs, fitted, predicted)
+    tissue = ho.fit_annealing_held_out(table, lrs, fitted, predicted, predictors=(AnnealingPosteriorMean(),))
     return multi, tissue
 
 

@@ -8,28 +8,18 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 import numpy as np
-import numpyro.distributions as dist
 import pandas as pd
 import pytest
 
 from jaxscale.curves import held_out_schedules as ho
 from jaxscale.curves import multipower_fit as mc
+from jaxscale.inference import curve_posterior as cp
 from jaxscale.inference import multipower_posterior as mpp
 from jaxscale.laws import multipower as mp
 from tests.curves.test_multipower_fit import FITTED, TRUE, _table
 
 #: A short run of the sampler: two chains, enough to check R-hat and to predict.
 SHORT = dataclasses.replace(mpp.CONFIG, chains=2, warmup=150, samples=150)
-
-
-def test_without_correlation_the_likelihood_is_the_independent_student_t():
-    e = jnp.array([1e-3, -2e-3, 5e-4, 0.0])
-    with jax.enable_x64(True):
-        independent = jnp.sum(dist.StudentT(mpp.DF, 0.0, 1e-3).log_prob(e))
-        assert mpp.ar1_log_density(e, 1e-3, 0.0) == pytest.approx(float(independent), rel=1e-12)
-        # correlated residuals that move together are likelier under rho > 0 than independent ones
-        smooth = jnp.linspace(1e-3, 2e-3, 20)
-        assert mpp.ar1_log_density(smooth, 1e-4, 0.95) > mpp.ar1_log_density(smooth, 1e-4, 0.0)
 
 
 def _truth(table, lrs, runs):
@@ -43,15 +33,15 @@ def test_draws_about_a_known_law_predict_its_loss_within_their_interval():
     with jax.enable_x64(True):
         centre = np.asarray(mp.to_vector(mp.MultiPowerParams(*map(np.float64, TRUE))))
     theta = centre + 0.003 * rng.normal(size=(400, 7))
-    noise = mpp.diagnostics.Diagnostics({}, {}, {}, 0, ())
-    posterior = mpp.CurvePosterior(theta, np.full(400, 1e-3), np.full(400, 0.5), noise, tuple(FITTED), 0.0)
+    noise = cp.diagnostics.Diagnostics({}, {}, {}, 0, ())
+    posterior = cp.CurvePosterior(theta, np.full(400, 1e-3), np.full(400, 0.5), noise, tuple(FITTED), 0.0)
     predicted = mpp.predictive(posterior, table, lrs, ["wsd"], draws=60)
     truth = _truth(table, lrs, ["wsd"])[0]
     assert np.max(np.abs(predicted["predicted"] / truth - 1)) < 3e-3
     assert np.all((predicted["posterior_lo"] <= truth) & (truth <= predicted["posterior_hi"]))
     # the interval holds the coordinates' spread and a residual of scale 1e-3 / sqrt(1 - 0.5^2)
     assert np.median(predicted["posterior_hi"] / predicted["posterior_lo"] - 1) > 2 * 1.645 * 1e-3
-    assert len(mpp.thinned(1600)) == mpp.PREDICTIVE_DRAWS and len(mpp.thinned(50)) == 50
+    assert len(cp.thinned(1600)) == cp.PREDICTIVE_DRAWS and len(cp.thinned(50)) == 50
     with pytest.raises(ValueError, match="no run 'nope'"):
         mpp.predictive(posterior, table, lrs, ["nope"])
 
@@ -74,7 +64,7 @@ def test_the_posterior_mean_predicts_an_unseen_schedule_within_its_interval():
     assert inside.mean() >= 0.9
     sampled = candidate.history[0]
     assert sampled["fitted_runs"] == FITTED and sampled["divergences"] >= 0 and np.isfinite(sampled["max_r_hat"])
-    assert len(candidate.history) == 1 and 0 <= mpp.posterior_coverage(judged) <= 1
+    assert len(candidate.history) == 1 and 0 <= cp.posterior_coverage(judged) <= 1
 
 
 class _Biased:
