@@ -98,6 +98,17 @@ the judged tables, reported as they come out:
     nice -n 19 env PYTHONPATH=. python benchmarks/bench_design.py --part simulation --design paced_design \
         --strategies paced_design --baselines docs/planning_simulation.json
 
+The seed spread (a diagnostic of the goal, not a rule: declared and committed before it ran; no
+design is chosen or changed by it). The goal asks for at most 0.5 of every baseline's compute on
+*each* simulated seed, and three designs missed it on seed 0 alone. How often does the judged
+design meet it on a seed nobody has looked at? The ensemble design, unchanged, and the three
+baselines, under every rule above, on fresh seeds 200-207 (never run before by any benchmark or
+test), each seed's fractions reported as they come out; the share of seeds meeting the goal
+estimates the chance that one seed does, and its cube the chance that three do:
+
+    nice -n 19 env PYTHONPATH=. python benchmarks/bench_design.py --part simulation \
+        --strategies ensemble_design random cheapest isoflop --sim-seeds 200 201 202 203 --out DIR
+
     python benchmarks/bench_design.py [--part replay|simulation|all] [--out DIR] [--json]
                                       [--strategies design ...] [--baselines FILE]
                                       [--design ensemble_design|paced_design|design|laplace_design]
