@@ -228,8 +228,9 @@ def read_source(source: str | Path, kind: str | None = None, *, metric: str | No
 
 def table_report(frame: pd.DataFrame, origin: str, policy: LossPolicy | None = None) -> SourceReport:
     """The report of a runs table already loaded (canonical columns of :mod:`jaxscale.tables.schema`):
-    one line per run where the table names runs, none otherwise; ``policy`` the loss policy it was
-    read under (None: its rows as given)."""
+    one line per run where the table names runs, none otherwise; ``policy`` the loss policy it is
+    read under (None: its rows as given), whose checks (:func:`~jaxscale.tables.policy.check_curve`)
+    give each run's flags and why it is left out, ``frame`` holding the table's rows before it."""
     lines = []
     if S.RUN_ID in frame.columns:
         order = S.STEP if S.STEP in frame.columns else S.TOKENS
@@ -237,9 +238,11 @@ def table_report(frame: pd.DataFrame, origin: str, policy: LossPolicy | None = N
             steps, loss = rows[order].to_numpy(np.float64), rows[S.LOSS].to_numpy(np.float64)
             per_step = rows[S.TOKENS].to_numpy(np.float64) / steps if order == S.STEP else np.array([np.nan])
             positive = per_step[np.isfinite(per_step) & (per_step > 0)]
+            check = None if policy is None else check_curve(steps, loss, policy)
             lines.append(RunLine(str(run), float(rows[S.N_TOTAL].iloc[0]),
                                  float(np.median(positive)) if positive.size else None, len(rows),
-                                 float(steps[0]), float(steps[-1]), float(loss[-1]), float(loss.min())))
+                                 float(steps[0]), float(steps[-1]), float(loss[-1]), float(loss.min()),
+                                 () if check is None else check.findings, None if check is None else check.excluded))
     return SourceReport("table", origin, S.LOSS, policy, tuple(lines))
 
 

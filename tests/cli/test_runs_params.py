@@ -66,3 +66,17 @@ def test_runs_on_a_table_without_a_policy_claims_no_checks(tmp_path, capsys):
     assert main(["runs", str(path)]) == 0
     text = capsys.readouterr().out
     assert "4 runs, 4 kept" in text and "excluded" not in text
+
+
+def test_runs_on_a_table_lists_the_runs_its_policy_leaves_out(tmp_path, capsys):
+    """Under a loss policy, a run the checks leave out is listed with why (as for a tracker), not
+    dropped from the report with the count of runs kept equal to the runs listed."""
+    path = _short_run_table(tmp_path)
+    assert main(["runs", str(path), "--loss-policy", "min", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["rows"] == 3 and report["loss_policy"]["kind"] == "min"
+    excluded = {r["run_id"]: r["excluded"] for r in report["runs"]}
+    assert excluded == {"r1": None, "r2": None, "r4": None, "short": "too few points (2 < 3)"}
+    assert main(["runs", str(path), "--loss-policy", "min"]) == 0
+    text = capsys.readouterr().out
+    assert "4 runs, 3 kept" in text and "left out: too few points (2 < 3)" in text
