@@ -299,3 +299,13 @@ def test_the_holdout_backtest_says_that_its_own_runs_are_too_narrow():
     runs = law_runs(n, n * np.tile([5.0, 20.0, 80.0], 6))
     with pytest.raises(ValueError, match=r"holdout's backtest fits the runs with N below 3\.74e\+08, and: N spans 0\.15"):
         extrapolation_scale(runs, "n", grid=GRID)
+
+
+def test_one_isoflop_budget_is_refused_as_one_line_not_as_a_rising_loss():
+    """On one isoFLOP budget log N and log D are collinear, so no plane through log loss has
+    determined slopes: the table was refused as 'the loss rises with scale ... an accuracy?'
+    (Epoch's 6e18-FLOP profile), where the runs lying on one line is what it lacks."""
+    n = np.geomspace(5e7, 6e8, 9)
+    runs = law_runs(n, 6e18 / (6 * n), noise=0.0)
+    with pytest.raises(ValueError, match=r"one line in \(log N, log D\).*other compute budgets .*6 N D ≈ 6e\+18"):
+        check_runs(ch.LAW, runs)
