@@ -200,8 +200,10 @@ class HparamsReport(Result):
         lines += [f"| {g['N']:.4g} | {g['D']:.4g} | {g['runs']} | {g['window_runs']} | "
                   f"{_shown(g['lr_opt'])}{_group_interval(g, 'lr_opt')} | "
                   f"{_shown(g['batch_opt'])}{_group_interval(g, 'batch_opt')} |" for g in per_group["groups"]]
-        lines += ["", f"power laws through the optima (95% intervals from {per_group['resamples']} resamples of runs "
-                  "within groups):"]
+        resamples = per_group["resamples"]
+        lines += ["", "power laws through the optima ("
+                  + (f"95% intervals from {resamples} resamples of runs within groups" if resamples else
+                     "no intervals: no resamples") + "):"]
         for name, law in per_group["laws"].items():
             for q, v in law["params"].items():
                 pub = per_group["published"].get(f"{name}.{q}")

@@ -49,6 +49,15 @@ def test_a_grid_table_goes_through_the_command_with_its_figures(tmp_path, capsys
     assert (tmp_path / "figs" / "lr_law.png").stat().st_size > 0
 
 
+def test_without_resamples_the_power_laws_promise_no_intervals(tmp_path, capsys):
+    """--bootstrap 0 printed "95% intervals from 0 resamples of runs within groups" over laws shown without any."""
+    path = tmp_path / "grid.csv"
+    _grid(noise=2e-4, seed=3).to_csv(path, index=False)
+    code, out, err = run_cli(capsys, "hparams", path, "--sequence-length", "2048", "--bootstrap", "0", "--no-joint")
+    assert code == 0, err
+    assert "from 0 resamples" not in out and "power laws through the optima (no intervals: no resamples)" in out
+
+
 @pytest.mark.slow
 def test_the_joint_laws_posterior_is_printed_beside_the_per_group_intervals(tmp_path, capsys):
     path = tmp_path / "grid.csv"
