@@ -265,6 +265,10 @@ def _published(law: str | Law, published: str | None, params: Mapping[str, float
     name = published or next(iter(law.published), None)
     if name is None:
         raise ValueError(f"the {law.name} law has no published parameter set: allocate a fit or a posterior of it")
+    unknown = sorted(set(params or {}) - set(law.param_names))
+    if unknown:
+        raise ValueError(f"the {law.name} law has no parameter {', '.join(unknown)}; its parameters are "
+                         f"{', '.join(law.param_names)}")
     point = law.published_params(name)._replace(**(params or {}))
     for key, value in (params or {}).items():
         check_positive(key, value)

@@ -271,3 +271,11 @@ def test_an_allocation_over_draws_prints_its_bands():
     for i in range(2):
         assert f"{numbers['N_lo'][i]:.4g} to {numbers['N_hi'][i]:.4g}" in text
         assert f"{numbers['D_lo'][i]:.4g} to {numbers['D_hi'][i]:.4g}" in text
+
+
+def test_a_parameter_the_law_lacks_is_named(capsys):
+    """`jaxscale allocate --law chinchilla --r-star-d 5` said "Got unexpected field names: ['R_D_star']"."""
+    with pytest.raises(ValueError, match=r"the chinchilla law has no parameter R_D_star; its parameters are A, B, E"):
+        js.allocate("chinchilla", 1e22, params={"R_D_star": 5.0})
+    assert main(["allocate", "--law", "chinchilla", "--compute", "1e22", "--r-star-d", "5"]) == 2
+    assert "has no parameter R_D_star" in capsys.readouterr().err
