@@ -92,6 +92,8 @@ def test_the_joint_laws_posterior_is_printed_beside_the_per_group_intervals(tmp_
     (["hparams", "--published", "steplaw", "--n", "1e9", "--tokens", "1e11", "--posterior"], "--posterior samples"),
     (["hparams", "x.csv", "--no-joint", "--posterior"], "--posterior samples"),
     (["schedule", "--steps", "100", "--peak-lr", "3e-4"], "give RUNS with --fit-runs, or --published"),
+    (["schedule", "--published", "luo-25m", "--fit-runs", "a,b", "--steps", "100", "--peak-lr", "3e-4"],
+     "--fit-runs names runs of RUNS to fit"),  # was ignored: the published law printed as if fitted to them
     (["schedule", "--published", "luo-25m", "--steps", "100", "--peak-lr", "3e-4", "--warmup-steps", "100"],
      "--warmup-steps < steps - 1"),
 ])
