@@ -69,11 +69,19 @@ class Allocation(Result):
         return f"Allocation: {self.law.name} law, {self.source}"
 
     def _text(self, numbers: dict[str, Any]) -> list[str]:
+        bands = "N_lo" in numbers
         lines = [f"{numbers['law']} law, {numbers['source']}: "
                  + " ".join(f"{k}={v:.4g}" for k, v in numbers["params"].items()),
-                 f"{'C (FLOP)':>12} {'N*':>12} {'D*':>12} {'D*/N*':>8}"]
-        lines += [f"{c:>12.3g} {_shown(n, '.4g'):>12} {_shown(d, '.4g'):>12} {_shown(ratio, '.3g'):>8}"
-                  for c, n, d, ratio in zip(numbers["C"], numbers["N"], numbers["D"], numbers["tokens_per_param"])]
+                 f"{'C (FLOP)':>12} {'N*':>12} {'D*':>12} {'D*/N*':>8}"
+                 + (f" {'N* 95% band':>25} {'D* 95% band':>25}" if bands else "")]
+        for i, c in enumerate(numbers["C"]):
+            line = (f"{c:>12.3g} {_shown(numbers['N'][i], '.4g'):>12} {_shown(numbers['D'][i], '.4g'):>12} "
+                    f"{_shown(numbers['tokens_per_param'][i], '.3g'):>8}")
+            if bands:
+                line += "".join(f" {_band(numbers[key + '_lo'][i], numbers[key + '_hi'][i]):>25}" for key in ("N", "D"))
+                share = numbers["undefined_fraction"][i]
+                line += f"  (no optimum in {share:.3g} of the draws)" if share else ""
+            lines.append(line)
         return [*lines, *(f"wrote {path}" for path in numbers.get("files", []))]
 
 
@@ -153,6 +161,11 @@ class DataConstrainedAllocation(Result):
         for row in numbers["budgets"]:
             lines += _budget_text(row)
         return [*lines, *(f"wrote {path}" for path in numbers.get("files", []))]
+
+
+def _band(lower: Any, upper: Any) -> str:
+    """A 95% band as text, "lower to upper"."""
+    return f"{_shown(lower, '.4g')} to {_shown(upper, '.4g')}"
 
 
 def _shown(value: Any, fmt: str) -> str:
@@ -252,6 +265,10 @@ def _published(law: str | Law, published: str | None, params: Mapping[str, float
     name = published or next(iter(law.published), None)
     if name is None:
         raise ValueError(f"the {law.name} law has no published parameter set: allocate a fit or a posterior of it")
+    unknown = sorted(set(params or {}) - set(law.param_names))
+    if unknown:
+        raise ValueError(f"the {law.name} law has no parameter {', '.join(unknown)}; its parameters are "
+                         f"{', '.join(law.param_names)}")
     point = law.published_params(name)._replace(**(params or {}))
     for key, value in (params or {}).items():
         check_positive(key, value)

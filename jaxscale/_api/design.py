@@ -104,11 +104,11 @@ class DesignReport(Result):
             lines.append("  the target is undefined at this fit: runs chosen by the information they add (D-optimality)")
         lines += [f"{len(numbers['runs'])} runs of {numbers['candidates']} candidates, {numbers['spent']:.3g} of "
                   f"{numbers['budget']:.3g} FLOP:",
-                  f"{'#':>3} {'N':>10} {'D':>10} {'D/N':>7} {'C':>10} {'cum. C':>10} {'95% after':>22}"]
+                  f"{'#':>3} {'N':>10} {'D':>10} {'D/N':>7} {'C':>10} {'cum. C':>10} {'95% after':>24}"]
         for row in numbers["runs"]:
             lo, hi = row["interval95_after"]
             lines.append(f"{row['order']:>3} {row['N']:>10.3g} {row['D']:>10.3g} {row['tokens_per_param']:>7.3g} "
-                         f"{row['C']:>10.3g} {row['cumulative_C']:>10.3g} {_shown(lo, '>10.4g')}-{_shown(hi, '<10.4g')}")
+                         f"{row['C']:>10.3g} {row['cumulative_C']:>10.3g} {_shown(lo, '>10.4g')} to {_shown(hi, '<10.4g')}")
         return [*lines, *(f"wrote {path}" for path in numbers.get("files", []))]
 
 

@@ -400,6 +400,13 @@ def _defined(value: Any) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
+def _share_of(fraction: float, numbers: dict[str, Any]) -> str:
+    """A fraction of the converged resamples as a count of them ("1 of 400"): a percentage rounds
+    one in a thousand to "0%"."""
+    total = numbers.get("bootstrap_converged")
+    return f"{round(fraction * total)} of {total}" if total else f"{fraction:.1%} of"
+
+
 def _fit_text(numbers: dict[str, Any]) -> list[str]:
     """The text of a fit (Approach 3, or a frontier's power laws): each number with its SE and
     95% interval, then the identifiability, the allocation, the checks and the isoFLOP slices."""
@@ -410,7 +417,7 @@ def _fit_text(numbers: dict[str, Any]) -> list[str]:
             continue
         extra = f"   se {se[key]:.4g}" if _defined(se.get(key)) else ""
         extra += f"   95% [{ci[key][0]:.6g}, {ci[key][1]:.6g}]" if key in ci and _defined(ci[key][0]) else ""
-        extra += f"   undefined in {undefined[key]:.0%} of resamples" if key in undefined else ""
+        extra += f"   undefined in {_share_of(undefined[key], numbers)} resamples" if key in undefined else ""
         lines.append(f"  {key:<22} {_value_text(value, numbers)}{extra}")
     if "note" in numbers:
         lines.append(f"  note: {numbers['note']}")

@@ -116,10 +116,19 @@ def published_hparams(name: str, *, n: float | None = None, tokens: float | None
     elif n is not None and tokens is not None and "C" in lr_law.inputs:
         inputs["C"] = 6.0 * n * tokens
         note = "C = 6 N D (DeepSeek's own C is non-embedding FLOPs per token times D)"
-    missing = sorted({*lr_law.inputs, *batch_law.inputs} - set(inputs))
+    read = {*lr_law.inputs, *batch_law.inputs}
+    missing = sorted(read - set(inputs))
     if missing:
         flags = {"N": "--n", "D": "--tokens", "C": "--compute (or --n and --tokens)"}
         raise ValueError(f"the {name} law needs {', '.join(flags[m] for m in missing)}")
+    if "C" in read and compute is not None and (n is not None or tokens is not None):
+        raise ValueError(f"the {name} law reads C: give --compute, or --n and --tokens for C = 6 N D, not both")
+    routes = read | ({"N", "D"} if note else set())  # N and D that gave C = 6 N D are read through it
+    unread = [flag for key, flag in (("N", "--n"), ("D", "--tokens"), ("C", "--compute"))
+              if key in inputs and key not in routes]
+    if unread:  # printed beside the law's own inputs, they would read as the planned run's
+        raise ValueError(f"the {name} law does not read {' or '.join(unread)}; its inputs are "
+                         f"{', '.join(sorted(read))}")
     return PublishedHparams(name, _evaluate(lr_law, lr_params, inputs), _evaluate(batch_law, batch_params, inputs),
                             {k: float(v) for k, v in inputs.items()}, lr_law.citation,
                             (lr_law.formula, batch_law.formula), note)
@@ -200,8 +209,10 @@ class HparamsReport(Result):
         lines += [f"| {g['N']:.4g} | {g['D']:.4g} | {g['runs']} | {g['window_runs']} | "
                   f"{_shown(g['lr_opt'])}{_group_interval(g, 'lr_opt')} | "
                   f"{_shown(g['batch_opt'])}{_group_interval(g, 'batch_opt')} |" for g in per_group["groups"]]
-        lines += ["", f"power laws through the optima (95% intervals from {per_group['resamples']} resamples of runs "
-                  "within groups):"]
+        resamples = per_group["resamples"]
+        lines += ["", "power laws through the optima ("
+                  + (f"95% intervals from {resamples} resamples of runs within groups" if resamples else
+                     "no intervals: no resamples") + "):"]
         for name, law in per_group["laws"].items():
             for q, v in law["params"].items():
                 pub = per_group["published"].get(f"{name}.{q}")

@@ -77,6 +77,8 @@ class IsoflopReport(Result):
             a = "undefined (fewer than two budgets accepted)" if fit["a"] is None else f"{fit['a']:.4f}"
             ci = fit["a_interval"]
             span = "" if ci is None else f"   95% [{ci[0]:.4f}, {ci[1]:.4f}] ({fit['interval']}, {fit['resamples']})"
+            lost = round(fit["undefined_share"] * fit["resamples"]) if ci else 0
+            span += f"; undefined in {lost} of {fit['resamples']} resamples" if lost else ""
             lines.append(f"  a ({rule}){'':<{9 - len(rule)}} {a}{span}")
         lines.append(f"  {'budget C':<10} {'width':>6} {'centring':>9}  " + "  ".join(f"{r + ' N*':>12}" for r in numbers["rules"]))
         for j, b in enumerate(numbers["grid"]["budgets"]):

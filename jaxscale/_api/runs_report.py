@@ -100,5 +100,8 @@ def runs(source: str | pathlib.Path | pandas.DataFrame, *, kind: str | None = No
     policy = as_policy(loss_policy)  # checked before any reading
     table = read_runs_table(source, source_kind=kind, metric=metric, config=config, loss_policy=loss_policy,
                             sizes_vary=False, min_rows=1)
+    if table.report is not None:  # a tracker's: every run as read, with its checks
+        return RunsReport(table, table.report)
     origin = str(source) if isinstance(source, (str, Path)) else table.source
-    return RunsReport(table, table.report or table_report(table.frame, origin, policy if loss_policy else None))
+    read = table if loss_policy is None else read_runs_table(source, sizes_vary=False, min_rows=1)  # before the policy
+    return RunsReport(table, table_report(read.frame, origin, policy if loss_policy else None))

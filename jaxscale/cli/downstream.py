@@ -27,8 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "the evaluations' noise, and is the task off its chance floor? A task that fails is reported not predictable "
         "from this ladder, with the reason. Otherwise the form's fit (two-step: an intermediate loss of N on the "
         "final checkpoints, then accuracy as a sigmoid of that loss over every checkpoint past the warmup), the "
-        "accuracy at --target with 90%% intervals through both stages and the target evaluation's own noise, and "
-        "each recipe's compute multiplier at equal accuracy against --baseline (95%%).",
+        "accuracy at --target with 90% intervals through both stages and the target evaluation's own noise, and "
+        "each recipe's compute multiplier at equal accuracy against --baseline (95%).",
         "jaxscale downstream pythia_evals.csv --task arc_easy --target 2.8e9,3e11 --max-n 1.1e9 --baseline pile\n"
         "jaxscale downstream wide.csv --task my_task --chance 0.25 --target 7e9,2e12 --form log-compute --json",
     )

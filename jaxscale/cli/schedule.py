@@ -44,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("give RUNS with --fit-runs, or --published luo-25m")
     if args.runs is not None and not args.fit_runs:
         raise ValueError("name the runs to fit with --fit-runs")
+    if args.published is not None and args.fit_runs:
+        raise ValueError("--fit-runs names runs of RUNS to fit; --published takes the published law as it is")
     o.check_out(args.out)
     params = None
     if args.runs is not None:

@@ -315,7 +315,9 @@ def fit_groups(table: RunsTable, lrs: Mapping[str, np.ndarray], split: Split, gr
     for key, group in frame.groupby(list(group_by), sort=True):
         fitted, predicted = split(group)
         if fitted and predicted:
-            plans.append((dict(zip(group_by, np.atleast_1d(key).tolist())), fitted, predicted))
+            keys = key if isinstance(key, tuple) else (key,)  # each value its own type: numbers stay numbers
+            group = {c: v.item() if isinstance(v, np.generic) else v for c, v in zip(group_by, keys)}
+            plans.append((group, fitted, predicted))
     if not plans:
         raise ValueError("no group has both a run to fit and a run to predict")
     bar = progress_bar(total=len(plans), desc="curve fits", disable=not progress)

@@ -318,7 +318,8 @@ def identifiability(fit: FitResult, draws: Draws | None = None) -> Identifiabili
         estimates = fit.summary()
         judged = {k: (float(estimates[k]), *draws.interval(quantities[k]))
                   for k in (*law.exponent_names, *DECISION_QUANTITIES) if k in quantities}
-    judged = {k: v for k, v in judged.items() if k not in undefined}
+    # a quantity without a value at the fit (a closed form of an exponent <= 0) has nothing to judge
+    judged = {k: v for k, v in judged.items() if k not in undefined and np.isfinite(v[0])}
     condition = condition_number(equilibrated(info))
     return Identifiability(names=names, condition_hessian=condition_number(hessian), condition_information=condition,
                            correlation=corr, correlation_source=source, decades=spans, undefined=undefined,

@@ -64,6 +64,8 @@ columns' warning, N in billions this one).
 plane through log loss over (log N, log D) whose slopes are both >= 0 describes no scaling law
 (a table of accuracies, or the loss column mislabelled), and a fit of it returns negative
 exponents (alpha = -5.4, beta = -0.017 on such a table) and an allocation that means nothing.
+Runs on one line have no such plane (its slopes along the line's normal are not determined):
+they are left to rule 4.
 """
 
 from __future__ import annotations
@@ -160,8 +162,10 @@ def check_runs(law: Law, runs: RunsTable) -> None:
         f"the {len(x1)} runs lie on one line in (log {name1}, log {name2}): {_line(x1, x2, name1, name2)}, "
         f"{spread:.3f} decades off it (RMS; up to {ROUNDING_SPREAD} counts as one line). They never vary "
         f"{name2} at fixed {name1}, so the {law.name} law's split between the two, its exponents, its scales and "
-        f"any compute-optimal allocation are undetermined by them; add runs at other {name2}/{name1} ratios "
-        "(e.g. an isoFLOP sweep)"
+        f"any compute-optimal allocation are undetermined by them; "
+        + (f"add runs at other compute budgets (these share one: 6 {name1} {name2} ≈ {6 * np.median(x1 * x2):.3g})"
+           if np.std(np.log10(x1 * x2)) <= ROUNDING_SPREAD else
+           f"add runs at other {name2}/{name1} ratios (e.g. an isoFLOP sweep)")
     )
 
 
@@ -202,10 +206,13 @@ def _check_input(law: Law, name: str, values: np.ndarray, runs: RunsTable) -> No
 def check_falls_with_scale(law: Law, runs: RunsTable) -> None:
     """Refuse a table whose loss rises (or stays flat) along both N and D (module docstring): the
     slopes of the least-squares plane log L = c + s_N log N + s_D log D, both >= 0. Laws of other
-    inputs are not judged."""
+    inputs are not judged, nor runs on one line in (log N, log D) (one isoFLOP budget, one
+    tokens-per-parameter ratio): no plane through them has determined slopes (rule 4 judges them)."""
     if law.inputs[:2] not in (("N", "D"), ("N_nonembedding", "D")):
         return
     n, d = runs.law_inputs(law.inputs)[:2]
+    if spread_across_line(n, d) <= ROUNDING_SPREAD:
+        return
     design = np.column_stack([np.ones(len(n)), np.log(n), np.log(d)])
     slopes = np.linalg.lstsq(design, np.log(runs.loss), rcond=None)[0][1:]
     if np.all(slopes >= 0):

@@ -464,7 +464,7 @@ def _with_policy(table: RunsTable, policy: LossPolicy, origin: str) -> RunsTable
 
 def _rows_where(frame: pd.DataFrame, where: Mapping[str, str], origin: str) -> pd.DataFrame:
     for name, value in where.items():
-        col = _find(frame, S.RUN_ID, name, origin)
+        col = _find(frame, f"--where {name}={value}", name, origin)
         frame = frame[frame[col].map(_cell_text) == str(value)]
         if len(frame) == 0:
             raise ValueError(f"{origin}: no row has {col} = {value!r}")

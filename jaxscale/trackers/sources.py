@@ -42,6 +42,8 @@ LOSS_TAGS = ("val_loss", "eval_loss", "validation_loss", "valid_loss", "loss_val
              "lm_loss", "train_loss", "training_loss")
 #: Metric names read as the tokens seen so far.
 TOKEN_TAGS = (*S.ALIASES[S.TOKENS], "tokens_seen", "num_tokens_seen", "consumed_tokens", "total_tokens")
+#: What a report says of a table read without a loss policy (its rows as given).
+NO_POLICY = "no loss policy: every row as given, no run checked or left out (loss_policy= / --loss-policy applies one)"
 TOKENS_PER_STEP_KEYS = ("tokens_per_step", "batch_tokens", "tokens_per_batch")
 BATCH_KEYS = ("batch_size", "global_batch_size", "train_batch_size", "batch")
 
@@ -72,13 +74,14 @@ class RunLine:
 @dataclass(frozen=True)
 class SourceReport:
     """What a source held and what was kept: its kind, where it is, the metric read as the loss,
-    the loss policy, one :class:`RunLine` per run, and what the reader could not read
+    the loss policy (None: a table's rows taken as given, nothing checked or left out), one
+    :class:`RunLine` per run, and what the reader could not read
     (:attr:`jaxscale.trackers.logged.Logged.dropped`)."""
 
     kind: str
     origin: str
     metric: str | None
-    policy: LossPolicy
+    policy: LossPolicy | None
     runs: tuple[RunLine, ...] = field(default_factory=tuple)
     dropped: tuple[str, ...] = ()
 
@@ -87,8 +90,11 @@ class SourceReport:
         return {r.run_id: r.excluded for r in self.runs if r.excluded}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "origin": self.origin, "metric": self.metric, "loss_policy": self.policy.to_dict(),
-                "loss_policy_text": self.policy.describe(), "runs": [r.to_dict() for r in self.runs],
+        policy = self.policy
+        return {"kind": self.kind, "origin": self.origin, "metric": self.metric,
+                "loss_policy": None if policy is None else policy.to_dict(),
+                "loss_policy_text": NO_POLICY if policy is None else policy.describe(),
+                "runs": [r.to_dict() for r in self.runs],
                 "dropped": list(self.dropped)}
 
 
@@ -222,7 +228,9 @@ def read_source(source: str | Path, kind: str | None = None, *, metric: str | No
 
 def table_report(frame: pd.DataFrame, origin: str, policy: LossPolicy | None = None) -> SourceReport:
     """The report of a runs table already loaded (canonical columns of :mod:`jaxscale.tables.schema`):
-    one line per run where the table names runs, none otherwise."""
+    one line per run where the table names runs, none otherwise; ``policy`` the loss policy it is
+    read under (None: its rows as given), whose checks (:func:`~jaxscale.tables.policy.check_curve`)
+    give each run's flags and why it is left out, ``frame`` holding the table's rows before it."""
     lines = []
     if S.RUN_ID in frame.columns:
         order = S.STEP if S.STEP in frame.columns else S.TOKENS
@@ -230,10 +238,12 @@ def table_report(frame: pd.DataFrame, origin: str, policy: LossPolicy | None = N
             steps, loss = rows[order].to_numpy(np.float64), rows[S.LOSS].to_numpy(np.float64)
             per_step = rows[S.TOKENS].to_numpy(np.float64) / steps if order == S.STEP else np.array([np.nan])
             positive = per_step[np.isfinite(per_step) & (per_step > 0)]
+            check = None if policy is None else check_curve(steps, loss, policy)
             lines.append(RunLine(str(run), float(rows[S.N_TOTAL].iloc[0]),
                                  float(np.median(positive)) if positive.size else None, len(rows),
-                                 float(steps[0]), float(steps[-1]), float(loss[-1]), float(loss.min())))
-    return SourceReport("table", origin, S.LOSS, policy or LossPolicy(), tuple(lines))
+                                 float(steps[0]), float(steps[-1]), float(loss[-1]), float(loss.min()),
+                                 () if check is None else check.findings, None if check is None else check.excluded))
+    return SourceReport("table", origin, S.LOSS, policy, tuple(lines))
 
 
 def _first_tag(scalars: pd.DataFrame, names: tuple[str, ...]) -> str | None:

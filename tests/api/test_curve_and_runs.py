@@ -54,6 +54,18 @@ def test_curve_is_the_cli_and_predicts_the_third_schedule(curves_csv, tmp_path):
     assert [p.rsplit("/", 1)[1] for p in result.save(tmp_path / "out")] == ["curves.png"]
 
 
+def test_a_group_keeps_its_numbers_numbers_beside_a_text_column(tmp_path):
+    """Grouped by n_total and a column read as text (as the (Mis)Fitting table's peak_lr is), each
+    group's n_total was turned into text too ('1182757632.0' in the JSON)."""
+    path = tmp_path / "curves.csv"
+    synthetic_runs(steps=200).assign(recipe="base").to_csv(path, index=False)
+    result = js.curve(str(path), fit_runs=FITTED, predict=PREDICTED.split(","), skip_warmups=0,
+                      group_by="n_total,recipe")
+    groups = result.to_dict()["groups"]
+    assert all(isinstance(g["n_total"], float) and g["recipe"] == "base" for g in groups)
+    assert {e["n_total"] for e in result.to_dict()["final_errors"]} == {float(n) for n in TRUE}
+
+
 def test_curve_multipower_and_its_refusals(curves_csv, monkeypatch):
     from jaxscale.curves import held_out_schedules
 

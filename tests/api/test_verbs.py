@@ -257,3 +257,25 @@ def test_the_api_reference_documents_every_public_name():
     documented = {entry.removeprefix("jaxscale.") for entry in entries}
     assert sorted(set(js.__all__) - documented - {"__version__", "laws"}) == []
     assert "js.laws" in page and {"jaxscale.laws.names", "jaxscale.laws.get"} <= entries
+
+
+def test_an_allocation_over_draws_prints_its_bands():
+    """The text said 'bands over 3 bootstrap draws' and printed N*, D* and D*/N* without them."""
+    spread = np.array([0.9, 1.0, 1.1])
+    params = ch.EPOCH._replace(**{k: np.full(3, v) for k, v in ch.EPOCH._asdict().items()})
+    draws = js.laws.Draws.of(ch.LAW, params._replace(alpha=params.alpha * spread, beta=params.beta * spread[::-1]),
+                             "bootstrap")
+    result = js.allocate(draws, [1e22, 1e24])
+    numbers, text = result.to_dict(), result.text()
+    assert "3 bootstrap draws" in text
+    for i in range(2):
+        assert f"{numbers['N_lo'][i]:.4g} to {numbers['N_hi'][i]:.4g}" in text
+        assert f"{numbers['D_lo'][i]:.4g} to {numbers['D_hi'][i]:.4g}" in text
+
+
+def test_a_parameter_the_law_lacks_is_named(capsys):
+    """`jaxscale allocate --law chinchilla --r-star-d 5` said "Got unexpected field names: ['R_D_star']"."""
+    with pytest.raises(ValueError, match=r"the chinchilla law has no parameter R_D_star; its parameters are A, B, E"):
+        js.allocate("chinchilla", 1e22, params={"R_D_star": 5.0})
+    assert main(["allocate", "--law", "chinchilla", "--compute", "1e22", "--r-star-d", "5"]) == 2
+    assert "has no parameter R_D_star" in capsys.readouterr().err

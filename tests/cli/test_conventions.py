@@ -25,6 +25,13 @@ def test_every_help_ends_with_an_example(capsys, argv):
     assert all(line.startswith("  jaxscale ") for line in example[1].splitlines())
 
 
+@pytest.mark.parametrize("argv", [(), *((name,) for name in COMMANDS), *(("word2vec", sub) for sub in WORD2VEC)])
+def test_every_help_prints_a_percent_sign_once(capsys, argv):
+    """A description is printed as written (argparse formats only the options' help), so a
+    doubled percent sign there reached the user as "90%%"."""
+    assert "%%" not in _help(capsys, *argv)
+
+
 @pytest.mark.parametrize("command", ["fit", "bayes", "sensitivity", "reconcile", "curve", "allocate"])
 def test_the_runs_are_the_positional_argument_and_files_go_to_out(capsys, command):
     text = _help(capsys, command)

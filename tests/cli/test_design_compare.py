@@ -77,6 +77,17 @@ def test_design_from_the_priors_with_a_users_candidates(tmp_path, capsys):
     assert numbers["from"] == "priors" and numbers["candidates"] == 3 and numbers["sigma"] == 0.01
 
 
+def test_design_prints_an_interval_with_a_negative_bound_unambiguously(tmp_path, capsys):
+    """The prior's interval on a spans zero: each row's interval was printed '-0.1834-1.183'."""
+    path = tmp_path / "candidates.csv"
+    pd.DataFrame({"N": [1e8, 1e9], "D": [2e9, 2e10]}).to_csv(path, index=False)
+    code, out, err = run_cli(capsys, "design", "--target", "a:1e24", "--budget", "1e21", "--candidates", path)
+    assert code == 0, err
+    lo, hi = design(target="a:1e24", budget=1e21, candidates=([1e8, 1e9], [2e9, 2e10])).to_dict()["runs"][0][
+        "interval95_after"]
+    assert lo < 0 < hi and f"{lo:.4g} to {hi:.4g}" in out.splitlines()[3]
+
+
 @pytest.mark.parametrize("options, message", [
     (["--target", "N*", "--budget", "1e21"], "target 'N*'"),
     (["--budget", "0"], "must be a finite number > 0"),

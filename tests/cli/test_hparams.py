@@ -25,6 +25,9 @@ def test_deepseeks_published_values_are_printed_to_four_digits(capsys):
     batch = float(deepseek_hparams.BATCH_LAW.evaluate(deepseek_hparams.PUBLISHED_BATCH, 1e24))
     assert f"eta* = {lr:.4g}" in out and f"B* = {batch:.4g} tokens" in out
     assert f"{lr:.4g}" == "0.0003118"  # 0.3118 x (1e24)^-0.125 = 0.3118 x 1e-3
+    code, out, err = run_cli(capsys, "hparams", "--published", "deepseek", "--n", "1e9", "--tokens", "1e24")
+    lr = float(deepseek_hparams.LR_LAW.evaluate(deepseek_hparams.PUBLISHED_LR, 6e33))  # C = 6 N D
+    assert code == 0 and f"eta* = {lr:.4g}" in out
 
 
 def test_step_laws_published_values_as_json(capsys):
@@ -49,6 +52,15 @@ def test_a_grid_table_goes_through_the_command_with_its_figures(tmp_path, capsys
     assert (tmp_path / "figs" / "lr_law.png").stat().st_size > 0
 
 
+def test_without_resamples_the_power_laws_promise_no_intervals(tmp_path, capsys):
+    """--bootstrap 0 printed "95% intervals from 0 resamples of runs within groups" over laws shown without any."""
+    path = tmp_path / "grid.csv"
+    _grid(noise=2e-4, seed=3).to_csv(path, index=False)
+    code, out, err = run_cli(capsys, "hparams", path, "--sequence-length", "2048", "--bootstrap", "0", "--no-joint")
+    assert code == 0, err
+    assert "from 0 resamples" not in out and "power laws through the optima (no intervals: no resamples)" in out
+
+
 @pytest.mark.slow
 def test_the_joint_laws_posterior_is_printed_beside_the_per_group_intervals(tmp_path, capsys):
     path = tmp_path / "grid.csv"
@@ -70,9 +82,18 @@ def test_the_joint_laws_posterior_is_printed_beside_the_per_group_intervals(tmp_
     (["hparams"], "give RUNS"),
     (["hparams", "--published", "steplaw", "--compute", "1e24"], "needs --tokens, --n"),
     (["hparams", "x.csv", "--n", "1e9"], "go with --published"),
+    # a planned run's inputs that the law does not read were printed as if they were its own
+    (["hparams", "--published", "steplaw", "--n", "7e9", "--tokens", "1.4e12", "--compute", "1e22"],
+     "the steplaw law does not read --compute"),
+    (["hparams", "--published", "deepseek", "--n", "7e9", "--tokens", "1.4e12", "--compute", "1e22"],
+     "give --compute, or --n and --tokens for C = 6 N D, not both"),
+    (["hparams", "--published", "deepseek", "--n", "7e9", "--compute", "1e22"],
+     "give --compute, or --n and --tokens for C = 6 N D, not both"),
     (["hparams", "--published", "steplaw", "--n", "1e9", "--tokens", "1e11", "--posterior"], "--posterior samples"),
     (["hparams", "x.csv", "--no-joint", "--posterior"], "--posterior samples"),
     (["schedule", "--steps", "100", "--peak-lr", "3e-4"], "give RUNS with --fit-runs, or --published"),
+    (["schedule", "--published", "luo-25m", "--fit-runs", "a,b", "--steps", "100", "--peak-lr", "3e-4"],
+     "--fit-runs names runs of RUNS to fit"),  # was ignored: the published law printed as if fitted to them
     (["schedule", "--published", "luo-25m", "--steps", "100", "--peak-lr", "3e-4", "--warmup-steps", "100"],
      "--warmup-steps < steps - 1"),
 ])

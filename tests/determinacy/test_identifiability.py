@@ -123,3 +123,17 @@ def test_the_fit_names_the_loss_column_it_chose_of_several(tmp_path, capsys):
     assert main(["fit", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["columns"] == {"N": "params", "D": "tokens", "C": "6 N D",
                                                                "loss": "val_loss"}
+
+
+@pytest.mark.parametrize("with_draws", [False, True])
+def test_a_quantity_the_fit_leaves_undefined_gets_no_interval_and_no_nan_warning(with_draws):
+    """A fitted beta < 0 leaves a and b undefined (the fit's note says why); they were judged
+    anyway, printing 'a is not determined: its 95% interval [nan, nan] is wider than its value nan'."""
+    from jaxscale.fitting.bootstrap import bootstrap
+    from tests.fitting.test_determinable import rising_with_d
+
+    fit = fit_approach3(from_arrays(*rising_with_d()), grid=GRID)
+    assert fit.params.beta < 0
+    ident = identifiability(fit, bootstrap(fit, 8, seed=0).parameter_draws if with_draws else None)
+    assert "a" not in ident.intervals and "b" not in ident.intervals and "beta" in ident.intervals
+    assert not any("nan" in w for w in ident.warnings), ident.warnings

@@ -299,3 +299,23 @@ def test_the_holdout_backtest_says_that_its_own_runs_are_too_narrow():
     runs = law_runs(n, n * np.tile([5.0, 20.0, 80.0], 6))
     with pytest.raises(ValueError, match=r"holdout's backtest fits the runs with N below 3\.74e\+08, and: N spans 0\.15"):
         extrapolation_scale(runs, "n", grid=GRID)
+
+
+def test_one_isoflop_budget_is_refused_as_one_line_not_as_a_rising_loss():
+    """On one isoFLOP budget log N and log D are collinear, so no plane through log loss has
+    determined slopes: the table was refused as 'the loss rises with scale ... an accuracy?'
+    (Epoch's 6e18-FLOP profile), where the runs lying on one line is what it lacks."""
+    n = np.geomspace(5e7, 6e8, 9)
+    runs = law_runs(n, 6e18 / (6 * n), noise=0.0)
+    with pytest.raises(ValueError, match=r"one line in \(log N, log D\).*other compute budgets .*6 N D ≈ 6e\+18"):
+        check_runs(ch.LAW, runs)
+
+
+def test_one_undefined_resample_in_many_is_not_printed_as_none():
+    """One refit of 400 without an exponent > 0 was printed 'undefined in 0% of resamples'."""
+    from jaxscale._api.fit import _fit_text
+
+    numbers = {"law": "chinchilla", "method": "approach3", "a": 0.5, "ci95": {"a": [0.45, 0.55]},
+               "undefined": {"a": 1 / 400}, "bootstrap_resamples": 400, "bootstrap_converged": 400}
+    [line] = [text for text in _fit_text(numbers) if text.strip().startswith("a ")]
+    assert "undefined in 1 of 400 resamples" in line and "0%" not in line

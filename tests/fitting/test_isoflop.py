@@ -138,3 +138,20 @@ def test_verb_refuses_unknown_rules_and_intervals(tmp_path):
         js.isoflop(str(path), rules=["cubic"])
     with pytest.raises(ValueError, match="interval must be one of resample, seed-noise"):
         js.isoflop(str(path), interval="jackknife")
+
+
+def test_the_text_says_in_how_many_resamples_a_is_undefined():
+    """Epoch's profiles at 6e18, 1e19 and 1e20 FLOP (the last refused at its edge): a resample that
+    also loses one of the first two has no exponent, so a's interval stands on the others; the text
+    printed it as if every resample counted, where the JSON's undefined_share was 0.2."""
+    import pandas as pd
+
+    import jaxscale as js
+    from tests.conftest import shared_data_file
+
+    table = pd.read_csv(shared_data_file("isoflops_public.csv"))
+    table = table[(table["source"] == "epochai_chinchilla") & table["budget"].isin([6e18, 1e19, 1e20])]
+    report = js.isoflop(table, rules=["parabola"], resamples=20)
+    share = report.to_dict()["rules"]["parabola"]["undefined_share"]
+    assert 0 < share < 1
+    assert f"undefined in {round(20 * share)} of 20 resamples" in report.text()

@@ -61,6 +61,8 @@ def test_where_keeps_the_matching_rows_and_names_a_miss():
     assert set(table.frame["peak_lr"]) == {0.004} and len(table) == 16
     with pytest.raises(ValueError, match="no row has model = 'm99'"):
         read_runs_table(checkpoint_table(), where={"model": "m99"})
+    with pytest.raises(ValueError, match=r"column 'colour' for --where colour=red not found; columns are"):
+        read_runs_table(checkpoint_table(), where={"colour": "red"})  # was: "column 'colour' for run_id"
 
 
 def test_losses_in_another_unit_draw_a_warning():
