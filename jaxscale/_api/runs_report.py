@@ -103,5 +103,6 @@ def runs(source: str | pathlib.Path | pandas.DataFrame, *, kind: str | None = No
     if table.report is not None:  # a tracker's: every run as read, with its checks
         return RunsReport(table, table.report)
     origin = str(source) if isinstance(source, (str, Path)) else table.source
-    read = table if loss_policy is None else read_runs_table(source, sizes_vary=False, min_rows=1)  # before the policy
+    read = table if loss_policy is None else read_runs_table(  # the same rows before the policy
+        source, source_kind=kind, metric=metric, config=config, sizes_vary=False, min_rows=1)
     return RunsReport(table, table_report(read.frame, origin, policy if loss_policy else None))
