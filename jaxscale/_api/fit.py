@@ -115,19 +115,26 @@ class FitReport(Result):
         return {**_without(numbers, self.undetermined), "seconds": self.seconds}
 
     def summary(self) -> pd.DataFrame:
-        """Each parameter and closed-form quantity (estimate, 95% bootstrap interval, SE), then
-        N*(C) and D*(C) at each budget with their bands."""
+        """Each parameter and closed-form quantity (estimate, 95% interval, SE), then N*(C) and
+        D*(C) at each budget with their bands. The intervals are the bootstrap's; without one, the
+        exponents' and a, b's are the identifiability report's (the sandwich covariance's), as
+        ``source`` says; NaN where there is none."""
         ci = {} if self.refits is None else self.refits.ci95()
         se = {} if self.refits is None else self.refits.se()
         gone = self.undetermined
-        entries = [{"quantity": k, "estimate": np.nan if k in gone else v, **bounds(None if k in gone else ci.get(k)),
-                    "se": np.nan if k in gone else se.get(k, np.nan)}
+        judged = {} if self.identifiability is None or ci else self.identifiability.intervals
+        origin = "bootstrap" if ci else None if self.identifiability is None else self.identifiability.correlation_source
+        entries = [{"quantity": k, "estimate": np.nan if k in gone else v,
+                    **bounds(None if k in gone else ci.get(k) or (judged[k][1:] if k in judged else None)),
+                    "se": np.nan if k in gone else se.get(k, np.nan),
+                    "source": origin if k not in gone and (k in ci or k in judged) else None}
                    for k, v in self.fit.summary().items() if k not in ("objective", "n_points")]
         table = self._numbers.get("allocation") or {"C": []}
         for i, c in enumerate(table["C"]):
             for key, label in (("N", "N*"), ("D", "D*")):
                 pair = None if self.refits is None else (table[f"{key}_lo"][i], table[f"{key}_hi"][i])
-                entries.append({"quantity": f"{label}({c:.3g})", "estimate": table[key][i], **bounds(pair)})
+                entries.append({"quantity": f"{label}({c:.3g})", "estimate": table[key][i], **bounds(pair),
+                                "source": None if pair is None else "bootstrap"})
         return rows(entries)
 
     def plot(self) -> Figures:
@@ -411,12 +418,16 @@ def _fit_text(numbers: dict[str, Any]) -> list[str]:
     """The text of a fit (Approach 3, or a frontier's power laws): each number with its SE and
     95% interval, then the identifiability, the allocation, the checks and the isoFLOP slices."""
     se, ci, undefined = numbers.get("se", {}), numbers.get("ci95", {}), numbers.get("undefined", {})
+    ident = numbers.get("identifiability") or {}
+    judged, source = ident.get("intervals", {}), ident.get("correlation_source")  # the sandwich's, without a bootstrap
     lines = [f"jaxscale fit: {numbers.get('law', '')} {numbers['method']}"]
     for key, value in numbers.items():
         if isinstance(value, dict) or key in ("law", "method", "files", "slices", "note", "identifiability"):
             continue
         extra = f"   se {se[key]:.4g}" if _defined(se.get(key)) else ""
         extra += f"   95% [{ci[key][0]:.6g}, {ci[key][1]:.6g}]" if key in ci and _defined(ci[key][0]) else ""
+        extra += (f"   95% [{judged[key][1]:.6g}, {judged[key][2]:.6g}] ({source})"
+                  if key not in ci and key in judged and value is not None else "")
         extra += f"   undefined in {_share_of(undefined[key], numbers)} resamples" if key in undefined else ""
         lines.append(f"  {key:<22} {_value_text(value, numbers)}{extra}")
     if "note" in numbers:

@@ -279,3 +279,19 @@ def test_a_parameter_the_law_lacks_is_named(capsys):
         js.allocate("chinchilla", 1e22, params={"R_D_star": 5.0})
     assert main(["allocate", "--law", "chinchilla", "--compute", "1e22", "--r-star-d", "5"]) == 2
     assert "has no parameter R_D_star" in capsys.readouterr().err
+
+
+def test_a_fit_without_a_bootstrap_prints_the_sandwich_intervals_its_json_holds(csv):
+    """The identifiability report's 95% intervals (the sandwich's) were in the JSON only: the text
+    and the summary showed the exponents and a, b without any."""
+    result = js.fit(csv)
+    judged = result.to_dict()["identifiability"]["intervals"]
+    assert {"alpha", "beta", "a", "b"} <= set(judged)
+    text = str(result)
+    summary = result.summary().set_index("quantity")
+    for key, (estimate, lower, upper) in judged.items():
+        assert f"95% [{lower:.6g}, {upper:.6g}] (sandwich)" in text
+        assert summary.loc[key, "source"] == "sandwich"
+        assert summary.loc[key, ["lower", "upper"]].tolist() == [lower, upper]
+        assert lower < estimate < upper
+    assert np.isnan(summary.loc["E", "lower"]) and pd.isna(summary.loc["E", "source"])  # no interval: none shown
