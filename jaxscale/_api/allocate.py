@@ -16,6 +16,7 @@ from jaxscale._api.fitted import Fitted
 from jaxscale.core.numerics import float64
 from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
+from jaxscale.tables.table import RunsTable
 
 
 @dataclass(frozen=True, repr=False)
@@ -29,8 +30,11 @@ class Allocation(Result):
             a published set).
         draws: the draws behind the bands, or None.
         source: what the parameters came from.
-        table: :func:`jaxscale.optimum.allocation.allocation_table`'s columns.
+        table: :func:`jaxscale.optimum.allocation.allocation_table`'s columns (with how far each
+            optimum lies outside the runs, for a law fitted to runs).
         seconds: the verb's wall time.
+        warnings: a sentence for each budget whose optimum lies beyond the runs
+            (:mod:`jaxscale.optimum.extrapolation`).
     """
 
     law: Law
@@ -39,10 +43,11 @@ class Allocation(Result):
     source: str
     table: dict[str, np.ndarray]
     seconds: float
+    warnings: tuple[str, ...] = ()
 
     def _report(self) -> dict[str, Any]:
         return {"law": self.law.name, "source": self.source, "params": self.params._asdict(), **self.table,
-                "seconds": self.seconds}
+                **({"warnings": list(self.warnings)} if self.warnings else {}), "seconds": self.seconds}
 
     def summary(self) -> pd.DataFrame:
         """N*, D* and D*/N* at every budget, with their 95% bands over the draws."""
@@ -69,19 +74,24 @@ class Allocation(Result):
         return f"Allocation: {self.law.name} law, {self.source}"
 
     def _text(self, numbers: dict[str, Any]) -> list[str]:
-        bands = "N_lo" in numbers
+        bands, outside = "N_lo" in numbers, "N_decades_outside_runs" in numbers
         lines = [f"{numbers['law']} law, {numbers['source']}: "
                  + " ".join(f"{k}={v:.4g}" for k, v in numbers["params"].items()),
                  f"{'C (FLOP)':>12} {'N*':>12} {'D*':>12} {'D*/N*':>8}"
+                 + (f" {'decades outside runs':>21}" if outside else "")
                  + (f" {'N* 95% band':>25} {'D* 95% band':>25}" if bands else "")]
         for i, c in enumerate(numbers["C"]):
             line = (f"{c:>12.3g} {_shown(numbers['N'][i], '.4g'):>12} {_shown(numbers['D'][i], '.4g'):>12} "
                     f"{_shown(numbers['tokens_per_param'][i], '.3g'):>8}")
+            if outside:
+                line += (f" {'N ' + _shown(numbers['N_decades_outside_runs'][i], '.2f'):>11}"
+                         f" {'D ' + _shown(numbers['D_decades_outside_runs'][i], '.2f'):>9}")
             if bands:
                 line += "".join(f" {_band(numbers[key + '_lo'][i], numbers[key + '_hi'][i]):>25}" for key in ("N", "D"))
                 share = numbers["undefined_fraction"][i]
                 line += f"  (no optimum in {share:.3g} of the draws)" if share else ""
             lines.append(line)
+        lines += [f"warning: {warning}" for warning in numbers.get("warnings", [])]
         return [*lines, *(f"wrote {path}" for path in numbers.get("files", []))]
 
 
@@ -217,16 +227,16 @@ def allocate(source: Fitted | Draws | Law | str, compute: float | Sequence[float
         law, name, point = _published(source, published, params)
         if law.inputs[2:] == ("U_D",):
             raise ValueError(f"the {law.name} law needs the unique tokens available: allocate_data_constrained")
-        return _allocation(law, point, None, f"published {name}", budgets, start)
+        return _allocation(law, point, None, f"published {name}", budgets, start, None)
     if published is not None or params is not None:
         raise ValueError("published and params choose a law's parameters: not with a fit, posterior or draws")
     if isinstance(source, Draws):
         return _allocation(source.law, source.median(), source, f"median of {source.n_valid} {source.kind} draws",
-                           budgets, start)
+                           budgets, start, None)
     if not isinstance(source, Fitted):
         raise ValueError(f"allocate takes a fitted law (law, params, draws), draws or a law; got "
                          f"{type(source).__name__}")
-    return _allocation(source.law, source.params, source.draws, _described(source), budgets, start)
+    return _allocation(source.law, source.params, source.draws, _described(source), budgets, start, source.runs)
 
 
 def allocate_data_constrained(compute: float | Sequence[float], unique_tokens: float,
@@ -283,11 +293,16 @@ def _described(source: Fitted) -> str:
 
 
 def _allocation(law: Law, point: Any, draws: Draws | None, source: str, budgets: np.ndarray,
-                start: float) -> Allocation:
+                start: float, runs: RunsTable | None) -> Allocation:
+    """The allocation of ``law`` at ``point``; with the ``runs`` it was fitted to (a law of (N, D)),
+    how far each optimum lies outside them and a warning where it is beyond them."""
     from jaxscale.optimum.allocation import allocation_table
+    from jaxscale.optimum.extrapolation import beyond_the_runs_warnings
 
-    return Allocation(law, point, draws, source, allocation_table(law, point, budgets, draws),
-                      time.perf_counter() - start)
+    runs = runs if runs is not None and law.inputs == ("N", "D") else None
+    table = allocation_table(law, point, budgets, draws, runs=runs)
+    warnings = () if runs is None else tuple(beyond_the_runs_warnings(table, runs.n, runs.d))
+    return Allocation(law, point, draws, source, table, time.perf_counter() - start, warnings)
 
 
 @float64

@@ -112,7 +112,18 @@ class FitReport(Result):
                 numbers[key] = getattr(self, key)
         if self.identifiability is not None:
             numbers["identifiability"] = self.identifiability.to_dict()
+        numbers.update(self._extrapolation_warnings())
         return {**_without(numbers, self.undetermined), "seconds": self.seconds}
+
+    def _extrapolation_warnings(self) -> dict[str, list[str]]:
+        """``warnings`` for the budgets whose optimum lies beyond the runs
+        (:mod:`jaxscale.optimum.extrapolation`), none where the allocation is undefined."""
+        from jaxscale.optimum.extrapolation import beyond_the_runs_warnings
+
+        if self.allocation is None or self.undetermined:
+            return {}
+        warnings = beyond_the_runs_warnings(self.allocation, self.runs.n, self.runs.d)
+        return {"warnings": warnings} if warnings else {}
 
     def summary(self) -> pd.DataFrame:
         """Each parameter and closed-form quantity (estimate, 95% interval, SE), then N*(C) and
@@ -318,16 +329,14 @@ def _approach3(table: RunsTable, law: Law, resamples: int, seed: int, compute: S
     from jaxscale.fitting.approach3 import fit_approach3
     from jaxscale.fitting.bootstrap import bootstrap
     from jaxscale.fitting.vpnls import fit_vpnls
-    from jaxscale.optimum.allocation import allocation_table, decades_outside
+    from jaxscale.optimum.allocation import allocation_table
 
     result = fit_vpnls(table, law=law) if method == "vpnls" else fit_approach3(table, law=law, asymmetry=asymmetry)
     refits = bootstrap(result, resamples, seed=seed) if resamples else None
     allocation = None
     if law.inputs == ("N", "D"):
         allocation = allocation_table(law, result.params, compute or [float(table.c.max())],
-                                      None if refits is None else refits.parameter_draws)
-        allocation["N_decades_outside_runs"] = decades_outside(allocation["N"], table.n)
-        allocation["D_decades_outside_runs"] = decades_outside(allocation["D"], table.d)
+                                      None if refits is None else refits.parameter_draws, runs=table)
     held = None
     if holdout is not None:
         held = _holdout(table, holdout, holdout_by, holdout_rule, law=law, asymmetry=asymmetry)
@@ -422,7 +431,7 @@ def _fit_text(numbers: dict[str, Any]) -> list[str]:
     judged, source = ident.get("intervals", {}), ident.get("correlation_source")  # the sandwich's, without a bootstrap
     lines = [f"jaxscale fit: {numbers.get('law', '')} {numbers['method']}"]
     for key, value in numbers.items():
-        if isinstance(value, dict) or key in ("law", "method", "files", "slices", "note", "identifiability"):
+        if isinstance(value, dict) or key in ("law", "method", "files", "slices", "note", "identifiability", "warnings"):
             continue
         extra = f"   se {se[key]:.4g}" if _defined(se.get(key)) else ""
         extra += f"   95% [{ci[key][0]:.6g}, {ci[key][1]:.6g}]" if key in ci and _defined(ci[key][0]) else ""
@@ -439,6 +448,7 @@ def _fit_text(numbers: dict[str, Any]) -> list[str]:
     for section in ("allocation", "likelihood", "holdout"):
         for key, value in numbers.get(section, {}).items():
             lines.append(f"  {section + '.' + key:<34} {value if isinstance(value, dict) else _format(value)}")
+    lines += [f"  warning: {warning}" for warning in numbers.get("warnings", [])]
     if "slices" in numbers:
         lines.append(f"  {'isoFLOP slice':<14} {'points':>6} {'sizes':>5} {'N*':>10} {'L*':>8}  status")
         for s in numbers["slices"]:

@@ -13,7 +13,8 @@ is the law's NamedTuple, with a leading axis of draws where there are several
   epochs D*/U_D, the loss, and the local exponents d log N*/d log C and d log N*/d log U_D;
 - :func:`loss_draws`: the loss of planned runs under every draw;
 - :func:`allocation_table`: N*, D* and D*/N* of a fit at given budgets with 95% bands over draws
-  (:func:`jaxscale.core.intervals.interval`).
+  (:func:`jaxscale.core.intervals.interval`) and how far each lies outside the fitted runs
+  (:mod:`jaxscale.optimum.extrapolation`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ from jaxscale.core.validation import check_positive
 from jaxscale.laws.draws import Draws
 from jaxscale.laws.law import Law
 from jaxscale.optimum import solver as optimal
+from jaxscale.optimum.extrapolation import beyond_the_runs
 from jaxscale.support.compiled_programs import persistent_jit
+from jaxscale.tables.table import RunsTable
 
 
 class OptimalAllocation(NamedTuple):
@@ -157,20 +160,15 @@ def loss_draws(law: Law, draws: NamedTuple, *inputs: ArrayLike) -> np.ndarray:
     return np.asarray(_loss_map(law, tuple(jnp.asarray(x, jnp.float64) for x in inputs), _float64(draws)))
 
 
-def decades_outside(x: ArrayLike, observed: ArrayLike) -> np.ndarray:
-    """How far ``x`` lies outside the range of ``observed``, in decades: 0 inside it, else
-    |log10| of the ratio to the nearer end (NaN stays NaN). How far an optimum extrapolates."""
-    log_x = np.log10(np.asarray(x, np.float64))
-    low, high = np.log10(np.min(observed)), np.log10(np.max(observed))
-    return np.maximum(0.0, np.maximum(low - log_x, log_x - high))
-
-
-def allocation_table(law: Law, params: NamedTuple, c: ArrayLike, draws: Draws | None = None) -> dict[str, np.ndarray]:
+def allocation_table(law: Law, params: NamedTuple, c: ArrayLike, draws: Draws | None = None,
+                     runs: RunsTable | None = None) -> dict[str, np.ndarray]:
     """N*(C), D*(C) and D*/N* at budgets ``c`` under ``params`` (NaN where the law has no
     optimum: :func:`jaxscale.optimum.solver.optimal_log_n`); with ``draws`` (bootstrap refits or
     posterior draws), their 95% bands over the valid draws that have one (keys ``N_lo``,
     ``N_hi``, ...; the draws' interval, :meth:`~jaxscale.laws.draws.Draws.interval`) and the
-    fraction of valid draws that have none (``undefined_fraction``)."""
+    fraction of valid draws that have none (``undefined_fraction``); with the ``runs`` the law was
+    fitted to, how far each optimum lies outside them
+    (:func:`jaxscale.optimum.extrapolation.beyond_the_runs`)."""
     best = optimal_allocation(law, params, c)
     out = {"C": best.c, "N": best.n, "D": best.d, "tokens_per_param": best.d / best.n}
     if draws is not None:
@@ -178,4 +176,6 @@ def allocation_table(law: Law, params: NamedTuple, c: ArrayLike, draws: Draws | 
         for key, values in (("N", spread.n), ("D", spread.d), ("tokens_per_param", spread.d / spread.n)):
             out[f"{key}_lo"], out[f"{key}_hi"] = interval(values, method=draws.interval_method)
         out["undefined_fraction"] = np.mean(np.isnan(spread.n), axis=0)
+    if runs is not None:
+        out.update(beyond_the_runs(out, runs.n, runs.d))
     return out

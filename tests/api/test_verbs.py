@@ -295,3 +295,17 @@ def test_a_fit_without_a_bootstrap_prints_the_sandwich_intervals_its_json_holds(
         assert summary.loc[key, ["lower", "upper"]].tolist() == [lower, upper]
         assert lower < estimate < upper
     assert np.isnan(summary.loc["E", "lower"]) and pd.isna(summary.loc["E", "source"])  # no interval: none shown
+
+
+def test_an_allocation_of_a_fit_says_how_far_it_lies_outside_the_runs(csv):
+    """`jaxscale allocate RUNS --compute 1e32` printed N* = 1.3e15 (4.9 decades beyond Epoch's
+    largest run) as plainly as an optimum inside the runs."""
+    allocation = js.allocate(js.fit(csv), [1e22, 1e28])
+    numbers = allocation.to_dict()
+    assert numbers["beyond_runs"] == [False, True]  # the runs span 2 decades of N: 1e22's N* lies 1 out
+    assert len(numbers["warnings"]) == 1 and numbers["warnings"][0].startswith("at C = 1e+28 FLOP, N* lies")
+    text = allocation.text()
+    assert "decades outside runs" in text and f"warning: {numbers['warnings'][0]}" in text
+    published = js.allocate("chinchilla", [1e28]).to_dict()  # no runs: nothing to be outside of
+    assert "beyond_runs" not in published and "warnings" not in published
+

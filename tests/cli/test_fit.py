@@ -106,18 +106,23 @@ def test_epoch_reproduction_json_and_files(tmp_path, capsys):
 
 
 def test_the_allocation_says_how_far_it_extrapolates_beyond_the_runs(tmp_path, capsys):
-    from jaxscale.optimum.allocation import decades_outside
+    from jaxscale.optimum.extrapolation import decades_outside
 
-    np.testing.assert_allclose(decades_outside([1e2, 5e3, 1e6, 10.0, np.nan], [1e3, 1e4]), [1, 0, 2, 2, np.nan])
     path = tmp_path / "runs.csv"
     _law_csv(path)
     n, d = (pd.read_csv(path)[c].to_numpy() for c in ("N", "D"))
     code, out, err = run_cli(capsys, path, "--compute", "1e18", "1e24", "--json")
     assert code == 0, err
-    allocation = json.loads(out)["allocation"]
+    result = json.loads(out)
+    allocation = result["allocation"]
     np.testing.assert_allclose(allocation["N_decades_outside_runs"], decades_outside(allocation["N"], n))
     np.testing.assert_allclose(allocation["D_decades_outside_runs"], decades_outside(allocation["D"], d))
-    assert allocation["N_decades_outside_runs"][1] > 0  # 1e24 FLOP lies far beyond these runs
+    # 1e24 FLOP lies far beyond these runs (1.2 decades of N): the text and the JSON warn of it alone
+    assert allocation["N_decades_outside_runs"][1] > np.log10(n.max() / n.min())
+    assert allocation["beyond_runs"] == [False, True]
+    assert len(result["warnings"]) == 1 and result["warnings"][0].startswith("at C = 1e+24 FLOP, N* lies")
+    code, text, _ = run_cli(capsys, path, "--compute", "1e18", "1e24")
+    assert code == 0 and f"  warning: {result['warnings'][0]}" in text.splitlines()
 
 
 def test_approach2_through_the_cli(tmp_path, capsys):
