@@ -33,7 +33,13 @@ class ScheduleReport(Result):
     source: str
 
     def _report(self) -> dict[str, Any]:
-        return {"law": self.source, **self.optimum.to_dict()}
+        numbers = {"law": self.source, **self.optimum.to_dict()}
+        better = [name for name, gain in numbers["gain"].items() if gain < 0]
+        if better:
+            numbers["note"] = (f"{' and '.join(better)} ends below the optimised schedule: the descent did not "
+                               f"reach the optimum in {numbers['descent']['iterations']} iterations (raise "
+                               "--iterations)")
+        return numbers
 
     def summary(self) -> pd.DataFrame:
         """The predicted final loss of each schedule and how far each baseline ends above the
@@ -59,9 +65,15 @@ class ScheduleReport(Result):
                  f"  {numbers['steps']} steps, warmup {numbers['warmup_steps']}, peak {numbers['peak_lr']:g}",
                  f"  optimised schedule: final loss {numbers['optimised_loss']:.4f} (ends at rate "
                  f"{numbers['final_lr']:.3g})"]
-        lines += [f"  {name:<8} final loss {loss:.4f}: {numbers['gain'][name]:+.4f} nats above the optimised"
+        lines += [f"  {name:<8} final loss {loss:.4f}: {_gain_text(numbers['gain'][name])}"
                   for name, loss in numbers["baseline_loss"].items()]
+        lines += [f"  note: {numbers['note']}"] if "note" in numbers else []
         return [*lines, *(f"wrote {path}" for path in numbers.get("files", []))]
+
+
+def _gain_text(gain: float) -> str:
+    """How far a baseline ends from the optimised schedule, above or below it, in nats."""
+    return f"{gain:.4f} nats above the optimised" if gain >= 0 else f"{-gain:.4f} nats below the optimised"
 
 
 def schedule(params: multipower.MultiPowerParams | None = None, *, published: str | None = None,

@@ -125,3 +125,13 @@ def test_the_held_out_rule_needs_two_fitted_runs(tmp_path, capsys):
         f"{r},{s},1e7,{s},{4 - s / 1000},{3e-4}\n" for r in "ab" for s in range(100, 1100, 100)))
     code, _, err = run_cli(capsys, "curve", path, "--law", "multipower", "--fit-runs", "a", "--predict", "b")
     assert code == 2 and "--fit-rule optimum" in err and "Traceback" not in err
+
+
+def test_a_schedule_left_short_of_its_optimum_says_so_not_negative_nats_above(capsys):
+    """Two iterations left WSD 0.044 nats lower than the "optimised" schedule, and the text said
+    "-0.0444 nats above the optimised"."""
+    code, out, err = run_cli(capsys, "schedule", "--published", "luo-25m", "--steps", "2000", "--peak-lr", "3e-4",
+                             "--iterations", "2")
+    assert code == 0, err
+    assert "0.0444 nats below the optimised" in out and "-0." not in out
+    assert "note: wsd ends below the optimised schedule: the descent did not reach the optimum in 2 iterations" in out
