@@ -322,7 +322,7 @@ def bayes_grouped(runs: Runs, group_by: str, law: str | Law = "chinchilla", *, s
     start = time.perf_counter()
     law = law_by_name(law)
     config = _nuts(chains, warmup, samples, seed, target_accept, progress)
-    table = as_runs(runs)
+    table = as_runs(runs, grouped_by=group_by)
     shared = _shared(table, group_by, share, law)
     fit = grouped.sample_grouped(table, group_by, shared, law, config)
     return GroupedPosterior(fit, table, group_by, config.seed, time.perf_counter() - start)
@@ -357,7 +357,7 @@ def loo(runs: Runs, laws: str | Sequence[str] | None = None, *, group_by: str | 
     if share is not None and group_by is None:
         raise ValueError("share needs group_by")
     config = _nuts(chains, warmup, samples, seed, target_accept, progress)
-    table = as_runs(runs)
+    table = as_runs(runs, grouped_by=group_by)
     if names is not None:
         from jaxscale.inference.law_ranking import compare_laws
 

@@ -80,9 +80,16 @@ def load_runs(source: Runs, *, n: str | None = None, d: str | None = None, c: st
     return runs_table.drop_highest_loss(table, drop_highest).in_basis(basis)
 
 
-def as_runs(runs: Runs) -> RunsTable:
+def as_runs(runs: Runs, grouped_by: str | None = None) -> RunsTable:
     """``runs`` as a validated table (a path or DataFrame is read with :func:`load_runs`' defaults;
-    a function is called)."""
-    if callable(runs):
-        runs = runs()
-    return runs if isinstance(runs, RunsTable) else load_runs(runs)
+    a function is called). A verb that models the studies of column ``grouped_by`` apart reads
+    them without the warning that advises fitting them one at a time by that column."""
+    import re
+    import warnings
+
+    with warnings.catch_warnings():
+        if grouped_by is not None:
+            warnings.filterwarnings("ignore", message=rf".*fit one at a time with --where {re.escape(grouped_by)}=NAME")
+        if callable(runs):
+            runs = runs()
+        return runs if isinstance(runs, RunsTable) else load_runs(runs)

@@ -309,3 +309,23 @@ def test_an_allocation_of_a_fit_says_how_far_it_lies_outside_the_runs(csv):
     published = js.allocate("chinchilla", [1e28]).to_dict()  # no runs: nothing to be outside of
     assert "beyond_runs" not in published and "warnings" not in published
 
+
+def test_a_grouped_posterior_does_not_advise_fitting_its_groups_one_at_a_time():
+    """`jaxscale bayes isoflops_public.csv --group-by source` warned "rows of 3 studies; fit one at
+    a time with --where source=NAME", the advice the grouped model makes needless."""
+    import warnings
+
+    frame = pd.concat([_runs(seed=k).assign(source=name, dataset="d", model="m")
+                       for k, name in enumerate(("lab_a", "lab_b"))])
+    frame = frame.assign(budget=6 * frame.N * frame.D).rename(columns={"N": "params", "D": "tokens"})
+    with pytest.warns(UserWarning, match="fit one at a time with --where source=NAME"):
+        js.load_runs(frame)
+    for verb in (lambda: js.bayes_grouped(frame, "source", share="no_such"),
+                 lambda: js.loo(frame, group_by="source", share="no_such")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # any warning fails the test before the bad share is refused
+            with pytest.raises(ValueError, match="no_such"):
+                verb()
+    with pytest.warns(UserWarning, match="--where source=NAME"):  # grouped by another column: still said
+        with pytest.raises(ValueError):
+            js.bayes_grouped(frame, "dataset", share="no_such")
