@@ -55,7 +55,7 @@ def nonembedding_of(n_total: np.ndarray, tolerance: float = MATCH_TOLERANCE) -> 
     """N_\\E of models of total size ``n_total``, where every one lies within ``tolerance`` (relative)
     of a configuration's N_T: the nearest configuration's N_E = v d subtracted from it (Pearce & Song
     Eq. 1); None where any lies further from every configuration. (Two configurations lie 0.35%
-    apart, 1,424M and 1,429M parameters; their embeddings differ by 0.3% of N_\E.)"""
+    apart, 1,424M and 1,429M parameters; their embeddings differ by 0.3% of N_\\E.)"""
     n_total = np.asarray(n_total, dtype=np.float64)
     nearest = np.argmin(np.abs(np.log(n_total[:, None] / total_params()[None, :])), axis=1)
     if np.any(np.abs(n_total / total_params()[nearest] - 1.0) > tolerance):
