@@ -242,7 +242,9 @@ def fit(runs: Runs, law: str | Law = "chinchilla", *, bootstrap: int = 0, seed: 
 
     ``law`` is fitted to every run at once by the Huber loss on log residuals from Epoch AI's
     grid of starts (Besiroglu et al. 2024); ``bootstrap`` resamples of the runs give 95%
-    percentile intervals of every parameter and derived quantity and bands on the allocation.
+    intervals of every parameter and derived quantity (about the fit's estimate with the
+    refits' robust scale: :func:`jaxscale.core.intervals.robust_normal`) and percentile bands on
+    the allocation.
     Approaches 1 and 2 (no law) are :func:`frontier`.
 
     Args:

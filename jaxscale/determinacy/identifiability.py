@@ -30,7 +30,7 @@ undefined, never as numbers.
 
 **Warnings: a quantity not determined.** The law's exponents and its allocation exponents
 (:data:`DECISION_QUANTITIES`, Chinchilla's a = beta / (alpha + beta) and b) are not determined by the
-runs where the width of their 95% interval (bootstrap percentile, posterior HDI, or else the
+runs where the width of their 95% interval (the bootstrap's about the estimate, posterior HDI, or else the
 estimate -/+ t standard errors of the sandwich covariance, by the delta method, t Student's with
 n - p degrees of freedom: :mod:`jaxscale.determinacy.sandwich`) exceeds
 :data:`UNDETERMINED_WIDTH` (1) times the estimate's magnitude: +-50% or more. At that width the
@@ -55,6 +55,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxscale.core.intervals import robust_normal
 from jaxscale.core.numerics import float64
 from jaxscale.fitting.approach3 import FitResult
 from jaxscale.fitting.centring import centre, centres, uncentre
@@ -316,7 +317,7 @@ def identifiability(fit: FitResult, draws: Draws | None = None) -> Identifiabili
         corr = np.corrcoef(u, rowvar=False) if len(u) > 2 else np.full((p, p), np.nan)
         quantities = draws.quantities()
         estimates = fit.summary()
-        judged = {k: (float(estimates[k]), *draws.interval(quantities[k]))
+        judged = {k: (float(estimates[k]), *_interval_of_draws(draws, float(estimates[k]), quantities[k]))
                   for k in (*law.exponent_names, *DECISION_QUANTITIES) if k in quantities}
     # a quantity without a value at the fit (a closed form of an exponent <= 0) has nothing to judge
     judged = {k: v for k, v in judged.items() if k not in undefined and np.isfinite(v[0])}
@@ -326,6 +327,13 @@ def identifiability(fit: FitResult, draws: Draws | None = None) -> Identifiabili
                            intervals=judged,
                            warnings=_warnings(law, judged, corr, names, spans, undefined, condition),
                            residual_scale=float(sigma), condition_projected=projected_condition(law, np.asarray(hessian)))
+
+
+def _interval_of_draws(draws: Draws, estimate: float, values: np.ndarray) -> tuple[float, float]:
+    """The 95% interval of an exponent or a, b over ``draws``: the bootstrap's about the fit's
+    estimate (:func:`jaxscale.core.intervals.robust_normal`, as ``jaxscale fit`` prints it), a
+    posterior's HDI."""
+    return robust_normal(estimate, values) if draws.kind == "bootstrap" else draws.interval(values)
 
 
 @float64

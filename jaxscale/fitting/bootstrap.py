@@ -8,8 +8,11 @@ own resample (:mod:`jaxscale.fitting.centring`), and with the curvature pairs th
 L-BFGS ended with (``FitResult.curvature``; taken as they are, though a resample's centres move
 its coordinates slightly: they only shape the steps, not where the refit stops). The refits
 are the law's own parameters with a leading axis of R; their spread gives standard errors, the
-covariance and 95% percentile intervals of every parameter and of the law's closed-form derived
-quantities (for Chinchilla a = beta/(alpha+beta), b = alpha/(alpha+beta), G).
+covariance and 95% intervals of every parameter and of the law's closed-form derived quantities
+(for Chinchilla a = beta/(alpha+beta), b = alpha/(alpha+beta), G): normal intervals about the
+full-data fit's estimate with the refits' robust scale
+(:func:`jaxscale.core.intervals.robust_normal`), on log scale for a positive scale parameter or
+closed form, on the natural scale for the exponents and a, b.
 
 **Any number of rows.** The resamples are drawn and refitted :func:`block_size` at a time
 (:func:`resample_blocks`: the same counts as drawing them all at once), so the memory they need is
@@ -27,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from jaxscale.core import lbfgs
-from jaxscale.core.intervals import interval
+from jaxscale.core.intervals import robust_normal
 from jaxscale.core.numerics import float64
 from jaxscale.fitting import objective as _objective
 from jaxscale.fitting.approach3 import FIT_BYTES_FIXED, FIT_BYTES_PER_ROW, FitResult
@@ -57,12 +60,16 @@ BLOCK_BYTES_PER_TERM = 128
 #: another 15%. Started from the fit's own pairs (module docstring) they average 18.8, with the
 #: same intervals to 3 decimals.
 WARM_START = lbfgs.Options(max_iter=1000, ftol=0.0, gtol=1e-9, backtrack=0.1, memory_size=20)
+#: Closed forms whose intervals are on the natural scale, as the exponents' are: Chinchilla's
+#: allocation exponents a, b, fractions in (0, 1) (every other positive quantity: log scale).
+NATURAL_SCALE = ("a", "b")
 
 
 @dataclass(frozen=True)
 class BootstrapResult:
     """Refits of R resamples: ``params`` is the law's NamedTuple with [R] arrays as fields,
-    ``vectors`` the fitted unconstrained coordinates, shape (R, p)."""
+    ``vectors`` the fitted unconstrained coordinates, shape (R, p); ``estimates`` the full-data
+    fit's value of every quantity, the centres of :meth:`ci95`."""
 
     law: Law
     params: NamedTuple
@@ -71,6 +78,7 @@ class BootstrapResult:
     converged: np.ndarray
     seed: int
     seconds: float
+    estimates: dict[str, float] | None = None
 
     @property
     def draws(self) -> dict[str, np.ndarray]:
@@ -99,9 +107,19 @@ class BootstrapResult:
         return np.cov(np.stack(list(self._ok().values())))
 
     def ci95(self) -> dict[str, tuple[float, float]]:
-        """95% percentile intervals [2.5%, 97.5%] over the resamples where each quantity is
-        defined (:func:`jaxscale.core.intervals.interval`)."""
-        return {k: tuple(float(b) for b in interval(v)) for k, v in self._ok().items()}
+        """95% intervals about the full-data fit's estimates with the scale of the resamples
+        where each quantity is defined (:func:`jaxscale.core.intervals.robust_normal`): on log
+        scale for a quantity positive at the fit and in every resample, except the law's
+        exponents and :data:`NATURAL_SCALE`."""
+        if self.estimates is None:
+            raise ValueError("the intervals are centred on the fit's estimates: bootstrap(fit) records them")
+        natural = {*self.law.exponent_names, *NATURAL_SCALE}
+        out = {}
+        for k, v in self._ok().items():
+            estimate, defined = self.estimates[k], v[~np.isnan(v)]
+            log = k not in natural and estimate > 0 and bool(np.all(defined > 0))
+            out[k] = robust_normal(estimate, v, log=log)
+        return out
 
     def undefined(self) -> dict[str, float]:
         """The fraction of converged resamples in which a quantity is undefined (NaN: e.g.
@@ -233,6 +251,7 @@ def bootstrap(fit: FitResult, n_resamples: int = N_RESAMPLES, seed: int = 0, *,
         law=fit.law, params=fit.law.from_vector(vectors), vectors=vectors,
         objective=value, converged=converged & np.all(np.isfinite(vectors), axis=1),
         seed=seed, seconds=time.perf_counter() - t0,
+        estimates={k: float(v) for k, v in fit.summary().items() if k not in ("objective", "n_points")},
     )
 
 

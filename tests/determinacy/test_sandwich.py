@@ -73,3 +73,15 @@ def test_the_sandwich_intervals_cover_the_truth_at_their_nominal_95_percent():
     rows = [one_table(seed, 0) for seed in SEEDS]
     found = coverage(rows, "sandwich")
     assert all(GOAL[0] <= found[k] <= GOAL[1] for k in QUANTITIES), found
+
+
+@pytest.mark.slow
+def test_the_bootstrap_intervals_cover_the_truth_at_their_nominal_95_percent():
+    """The same 120 tables with ``jaxscale fit --bootstrap 200``: its ``ci95`` (the robust normal
+    interval of :func:`jaxscale.core.intervals.robust_normal`) within 90-98% for each of alpha,
+    beta, a, b; the percentile intervals it replaced covered b in 99.2% (about 8 minutes on 2 cores)."""
+    from benchmarks.bench_intervals import GOAL, QUANTITIES, RESAMPLES, SEEDS, coverage, one_table
+
+    rows = [one_table(seed, RESAMPLES) for seed in SEEDS]
+    found = coverage(rows, "bootstrap")
+    assert all(GOAL[0] <= found[k] <= GOAL[1] for k in QUANTITIES), found

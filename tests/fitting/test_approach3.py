@@ -254,3 +254,19 @@ def test_bad_inputs_name_the_row_and_column():
     d[4] = -1.0
     with pytest.raises(ValueError, match="row 5, column 'tokens': must be > 0"):
         from_arrays(n, d, np.full(6, 3.0))
+
+
+def test_bootstrap_intervals_are_centred_on_the_fit_log_scale_for_scales(noisy_fit):
+    """The 95% intervals of ``ci95``: about the full-data estimate, with the refits' robust scale,
+    on log scale for A, B, E and G, on the natural scale for the exponents and a, b."""
+    from jaxscale.core.intervals import robust_normal
+
+    fit, boot = noisy_fit
+    summary = fit.summary()
+    for name, (lo, hi) in boot.ci95().items():
+        log = name in ("A", "B", "E", "G")
+        assert (lo, hi) == pytest.approx(robust_normal(summary[name], boot.draws[name], log=log), rel=1e-12), name
+        if log:
+            assert np.sqrt(lo * hi) == pytest.approx(summary[name], rel=1e-9)  # symmetric in log
+        else:
+            assert (lo + hi) / 2 == pytest.approx(summary[name], rel=1e-9)
