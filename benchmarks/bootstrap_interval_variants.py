@@ -51,18 +51,21 @@ import numpy as np
 from benchmarks.bench_intervals import GOAL, QUANTITIES, RESAMPLES, table, truth
 
 CANDIDATES = ("percentile", "basic", "normal", "robust_normal")
-Z = 1.959963984540054  # the standard normal's 97.5% quantile
 
 
 def intervals(estimate: float, values: np.ndarray) -> dict[str, tuple[float, float]]:
-    """Each candidate's 95% interval of a quantity from its estimate and its resamples' values."""
+    """Each candidate's 95% interval of a quantity from its estimate and its resamples' values
+    (``percentile`` and ``robust_normal`` are the library's own, the interval of
+    :mod:`jaxscale.core.intervals` and its :func:`~jaxscale.core.intervals.robust_normal`)."""
+    from scipy.stats import norm
+
+    from jaxscale.core.intervals import interval, robust_normal
+
     v = values[~np.isnan(values)]
-    lo, hi = np.quantile(v, [0.025, 0.975])
-    q25, q75 = np.quantile(v, [0.25, 0.75])
-    sd, robust = np.std(v, ddof=1), (q75 - q25) / 1.349
+    lo, hi = (float(b) for b in interval(v))
+    half = norm.ppf(0.975) * np.std(v, ddof=1)
     return {"percentile": (lo, hi), "basic": (2 * estimate - hi, 2 * estimate - lo),
-            "normal": (estimate - Z * sd, estimate + Z * sd),
-            "robust_normal": (estimate - Z * robust, estimate + Z * robust)}
+            "normal": (estimate - half, estimate + half), "robust_normal": robust_normal(estimate, v)}
 
 
 def one_table(seed: int, resamples: int) -> dict[str, dict[str, bool]]:
